@@ -1,0 +1,60 @@
+// The bootstrap network: authenticated rendezvous of all ranks, then a full mesh of authenticated
+// sockets used for small out-of-band messages (descriptor exchange, transport handles, barriers) and,
+// through a background reader thread, for noticing a dead peer (its socket closes) on every rank.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "bootstrap/unique_id.hpp"
+#include "core/deadline.hpp"
+#include "core/error.hpp"
+#include "core/peer_info.hpp"
+
+namespace hetccl::bootstrap {
+
+/// Wire protocol version of the bootstrap and of rank descriptors. Ranks with different versions fail
+/// init with a clear error on every rank.
+inline constexpr uint32_t kProtocolVersion = 1;
+
+/// This process's descriptor: host id (HETCCL_HOST_ID or detected: hostname + boot id), domain
+/// (HETCCL_DOMAIN or the device kind's name), pid, protocol version.
+PeerInfo detectSelf(int rank, DeviceKind kind, int deviceIndex);
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Every rank's descriptor, indexed by rank.
+  virtual const std::vector<PeerInfo>& peers() const = 0;
+
+  /// `data` holds size() * bytesPerRank bytes with this rank's slot filled; fills the others.
+  virtual void allGather(void* data, size_t bytesPerRank) = 0;
+  /// Point-to-point message with a tag; recv() waits for exactly `bytes` bytes with that tag from that
+  /// peer (a different size is a PeerError). Messages with other tags are kept for their own recv().
+  virtual void send(int peer, uint32_t tag, const void* data, size_t bytes) = 0;
+  virtual void recv(int peer, uint32_t tag, void* data, size_t bytes) = 0;
+  virtual void barrier() = 0;
+
+  /// The first peer failure noticed (a closed or broken mesh socket), if any. Cheap; safe from any thread.
+  virtual std::optional<PeerError> failure() const = 0;
+  /// Makes every current and future wait throw AbortedError. Safe from any thread.
+  virtual void abort() = 0;
+
+  /// A bootstrap over a subset of ranks (`ranks[i]` is the parent rank of new rank i), sharing this
+  /// one's sockets under its own tag space `commTag`. The child must not outlive the parent.
+  virtual std::unique_ptr<Bootstrap> split(const std::vector<int>& ranks, uint32_t commTag) = 0;
+};
+
+/// Joins the job: authenticates to the root, sends `self`, receives every descriptor, builds the mesh.
+/// Rank 0 starts the root first when id.rank0StartsRoot. Throws InvalidArgument / InvalidUsage for a
+/// bad id or mismatched layout (same message on every rank), TimeoutError at the deadline,
+/// AbortedError when `abortFlag` becomes true.
+std::unique_ptr<Bootstrap> connect(const UniqueId& id, int rank, int nranks, const PeerInfo& self,
+                                   Deadline deadline, const std::atomic<bool>* abortFlag = nullptr);
+
+}  // namespace hetccl::bootstrap

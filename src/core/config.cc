@@ -1,0 +1,122 @@
+#include "core/config.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+
+#include "core/error.hpp"
+
+namespace hetccl {
+namespace {
+
+// Keep sorted by subsystem; hetccl-info prints them in this order.
+constexpr std::array kVariables{
+    ConfigVar{"HETCCL_DEBUG", "NCCL_DEBUG", "WARN", "log level: NONE, VERSION, WARN, INFO, TRACE"},
+    ConfigVar{"HETCCL_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS", "ALL",
+              "comma list of subsystems to log: INIT, BOOTSTRAP, NET, SHM, COLL, ENGINE, ALL; ^X excludes X"},
+    ConfigVar{"HETCCL_TIMEOUT", "", "300",
+              "seconds any blocking wait may last before the waiting rank reports the silent peer (fractions allowed)"},
+    ConfigVar{"HETCCL_HOST_ID", "", "", "overrides the detected host identity (tests: put ranks of one machine on 'different hosts')"},
+    ConfigVar{"HETCCL_DOMAIN", "", "", "overrides the rank's domain name (default: its device runtime, e.g. 'host')"},
+    ConfigVar{"HETCCL_COMM_ID", "NCCL_COMM_ID", "", "ip:port the root binds for hetcclGetUniqueId (default: an ephemeral port)"},
+    ConfigVar{"HETCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "", "network interface(s) for bootstrap and tcp, e.g. eth0 or ^docker"},
+    ConfigVar{"HETCCL_UNIQUE_ID", "", "", "hex unique id handed to ranks by hetccl-run (tools read it; the library does not)"},
+    ConfigVar{"HETCCL_SECRET", "", "", "job secret (hex, >= 32 digits) for launchers that cannot pass a unique id (torchrun, mpirun, srun)"},
+    ConfigVar{"HETCCL_TRANSPORT", "", "auto", "transport between ranks: auto (shm on one host, else tcp), shm, tcp"},
+    ConfigVar{"HETCCL_TCP_SOCKETS", "NCCL_NSOCKS_PERTHREAD", "4", "tcp sockets (and threads) per peer and direction, 1..16"},
+    ConfigVar{"HETCCL_SHM_SLOT_BYTES", "", "512K", "bytes per shared-memory ring slot"},
+    ConfigVar{"HETCCL_SHM_SLOTS", "", "8", "slots per shared-memory ring (one ring per peer and direction)"},
+    ConfigVar{"HETCCL_CHUNK_BYTES", "", "512K", "pipeline chunk of the engine (bytes)"},
+    ConfigVar{"HETCCL_ALGO", "NCCL_ALGO", "auto", "force an algorithm: auto, ring, tree, rd (recursive doubling), hier"},
+    ConfigVar{"HETCCL_SMALL_BYTES", "", "64K", "messages up to this size use latency-bound algorithms (tree / recursive doubling)"},
+};
+static_assert(kVariables.size() <= 64, "grow Config::entries_");
+
+std::unique_ptr<Config>& current() {
+  static std::unique_ptr<Config> c;
+  return c;
+}
+
+const char* lookup(std::string_view name) {
+  if (name.empty()) return nullptr;
+  return std::getenv(std::string(name).c_str());
+}
+
+int64_t parseInteger(std::string_view var, const std::string& text) {
+  if (text.empty()) throw InvalidArgument(concat(var, " is empty; expected an integer"));
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 0);
+  if (errno != 0 || end == text.c_str()) throw InvalidArgument(concat(var, "='", text, "' is not an integer"));
+  int64_t mult = 1;
+  std::string_view rest(end);
+  if (rest == "K" || rest == "k") mult = 1LL << 10;
+  else if (rest == "M" || rest == "m") mult = 1LL << 20;
+  else if (rest == "G" || rest == "g") mult = 1LL << 30;
+  else if (!rest.empty()) throw InvalidArgument(concat(var, "='", text, "' has trailing characters"));
+  if (v > INT64_MAX / mult || v < INT64_MIN / mult) throw InvalidArgument(concat(var, "='", text, "' overflows"));
+  return v * mult;
+}
+
+}  // namespace
+
+std::span<const ConfigVar> Config::variables() { return kVariables; }
+
+Config Config::fromEnvironment() {
+  Config c;
+  c.count_ = kVariables.size();
+  for (size_t i = 0; i < kVariables.size(); ++i) {
+    const char* v = lookup(kVariables[i].name);
+    if (!v) v = lookup(kVariables[i].ncclAlias);
+    c.entries_[i].set = v != nullptr;
+    c.entries_[i].value = v ? v : std::string(kVariables[i].defaultValue);
+  }
+  return c;
+}
+
+const Config::Entry& Config::entry(std::string_view name) const {
+  for (size_t i = 0; i < count_; ++i)
+    if (kVariables[i].name == name) return entries_[i];
+  throw InternalError(concat("undeclared configuration variable ", name));
+}
+
+std::string Config::str(std::string_view name) const { return entry(name).value; }
+bool Config::isSet(std::string_view name) const { return entry(name).set; }
+
+int64_t Config::integer(std::string_view name, int64_t lo, int64_t hi) const {
+  int64_t v = parseInteger(name, entry(name).value);
+  if (v < lo || v > hi) throw InvalidArgument(concat(name, "=", v, " is outside [", lo, ", ", hi, "]"));
+  return v;
+}
+
+bool Config::boolean(std::string_view name) const {
+  const std::string& v = entry(name).value;
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off" || v.empty()) return false;
+  throw InvalidArgument(concat(name, "='", v, "' is not a boolean (1/0, true/false, yes/no, on/off)"));
+}
+
+int64_t Config::timeoutMs() const {
+  const std::string& v = entry("HETCCL_TIMEOUT").value;
+  char* end = nullptr;
+  double s = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 1e7)
+    throw InvalidArgument(concat("HETCCL_TIMEOUT='", v, "' is not a positive number of seconds"));
+  return static_cast<int64_t>(s * 1000.0);
+}
+
+const Config& config() {
+  auto& c = current();
+  static const bool once = [&] {
+    if (!c) c = std::make_unique<Config>(Config::fromEnvironment());
+    return true;
+  }();
+  (void)once;
+  return *c;
+}
+
+void reloadConfig() { current() = std::make_unique<Config>(Config::fromEnvironment()); }
+
+}  // namespace hetccl

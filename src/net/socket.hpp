@@ -1,0 +1,97 @@
+// Thin RAII layer over POSIX TCP sockets, shared by the bootstrap and the tcp transport.
+// Every call that can block takes a Deadline; failures throw SystemError / TimeoutError / PeerError.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/deadline.hpp"
+
+namespace hetccl::net {
+
+/// An IPv4 or IPv6 address with port, stored as sockaddr_storage.
+struct SocketAddress {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+
+  /// Parses "1.2.3.4:5678", "[::1]:5678" or "host:port" (resolved). Throws InvalidArgument.
+  static SocketAddress parse(const std::string& text);
+  /// "1.2.3.4:5678" / "[::1]:5678".
+  std::string toString() const;
+  uint16_t port() const;
+  void setPort(uint16_t port);
+  bool isLoopback() const;
+};
+
+/// The address this process should bind: HETCCL_SOCKET_IFNAME if set, else the first non-loopback
+/// interface that is up, else loopback. Port 0.
+SocketAddress chooseLocalAddress();
+
+/// An owned file descriptor of a connected stream socket.
+class Socket {
+ public:
+  Socket() = default;
+  explicit Socket(int fd) : fd_(fd) {}
+  Socket(Socket&& o) noexcept : fd_(o.release()) {}
+  Socket& operator=(Socket&& o) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  ~Socket();
+
+  /// Connects (non-blocking connect + poll) and retries refused connections until the deadline
+  /// (the peer may not be listening yet). TCP_NODELAY set, close-on-exec.
+  static Socket connect(const SocketAddress& to, Deadline deadline);
+
+  /// Writes/reads exactly `bytes` or throws (SystemError on error, PeerError("connection closed") on
+  /// EOF, TimeoutError at the deadline). `peer` names the other end in error messages.
+  void sendAll(const void* data, size_t bytes, Deadline deadline, const std::string& peer) const;
+  void recvAll(void* data, size_t bytes, Deadline deadline, const std::string& peer) const;
+
+  /// Non-blocking partial I/O for progress loops: returns bytes moved (0 when it would block).
+  /// Throws on error or EOF (recv).
+  size_t sendSome(const void* data, size_t bytes, const std::string& peer) const;
+  size_t recvSome(void* data, size_t bytes, const std::string& peer) const;
+
+  void setNonBlocking(bool on) const;
+  void setBufferSizes(int bytes) const;  ///< SO_SNDBUF/SO_RCVBUF (0 = leave the kernel's)
+  SocketAddress peerAddress() const;
+  int fd() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() noexcept {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void close() noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
+/// A listening socket bound to one address (never SO_REUSEPORT), close-on-exec.
+class Listener {
+ public:
+  /// Binds `at` (port 0 = ephemeral) with the given backlog.
+  explicit Listener(const SocketAddress& at, int backlog = 512);
+  Listener(Listener&&) noexcept = default;
+  Listener& operator=(Listener&&) noexcept = default;
+
+  /// The bound address (with the real port).
+  const SocketAddress& address() const { return address_; }
+  /// Accepts one connection, waiting until the deadline; throws TimeoutError when none arrives.
+  Socket accept(Deadline deadline) const;
+  /// Accepts one connection if one is pending, else returns an invalid Socket.
+  Socket tryAccept() const;
+  int fd() const { return socket_.fd(); }
+
+ private:
+  Socket socket_;
+  SocketAddress address_;
+};
+
+}  // namespace hetccl::net
