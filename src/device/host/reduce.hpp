@@ -10,7 +10,8 @@
 
 namespace hetccl::device {
 
-/// dst[i] = dst[i] (op) src[i] for `count` elements.
+/// dst[i] = dst[i] (op) src[i] for `count` elements. dst and src are the same buffer or do not overlap.
+/// Integers wrap on overflow.
 using ReduceFn = void (*)(void* dst, const void* src, size_t count);
 
 /// The accumulate function of (type, op). Avg and PreMulSum accumulate as Sum (their scaling is
@@ -20,7 +21,7 @@ ReduceFn hostReduceFn(DataType type, RedOpKind op) noexcept;
 /// dst[i] = src[i] * scalar (PreMulSum's per-rank factor; scalar is one element of `type`). dst may equal src.
 void hostScale(void* dst, const void* src, size_t count, DataType type, const void* scalar) noexcept;
 
-/// buf[i] = buf[i] / n (Avg; integers truncate toward zero, as NCCL does).
+/// buf[i] = buf[i] / n (Avg; integers truncate toward zero, as NCCL does). n >= 1; n == 0 changes nothing.
 void hostDivide(void* buf, size_t count, DataType type, uint64_t n) noexcept;
 
 }  // namespace hetccl::device

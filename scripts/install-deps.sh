@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages hetccl needs to build and test (run as root). Idempotent and quiet
+# when everything is present. Set HETCCL_BENCH_DEPS=1 to add the benchmark baselines (Open MPI, Gloo).
+set -euo pipefail
+pkgs=(cmake ninja-build g++ libssl-dev libgtest-dev libgmock-dev iproute2 procps python3)
+if [[ "${HETCCL_BENCH_DEPS:-0}" == 1 ]]; then
+  pkgs+=(openmpi-bin libopenmpi-dev libgloo-dev)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) != 0 ]]; then
+    echo "install-deps: missing packages ${missing[*]}; run this script as root" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,46 @@
+#include "algo/collectives.hpp"
+#include "algo/patterns.hpp"
+
+namespace hetccl::algo {
+namespace {
+
+AlgoChoice chooseAllReduce(const OpContext& ctx) {
+  if (ctx.tuning.algo != AlgoChoice::Auto) return ctx.tuning.algo;
+  if (ctx.topo.numDomains() > 1) return AlgoChoice::Hier;
+  return ctx.bytes(ctx.op.count) <= ctx.tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Ring;
+}
+
+}  // namespace
+
+void planAllReduce(const OpContext& ctx) {
+  const size_t count = ctx.op.count;
+  const Location buf = Location::user(ctx.op.recvbuff);
+  ctx.loadContribution(buf, Location::user(ctx.op.sendbuff), count);
+  const std::vector<int> members = ctx.topo.domainOrder();
+  switch (chooseAllReduce(ctx)) {
+    case AlgoChoice::Hier:
+      planHierAllReduce(ctx);
+      return;
+    case AlgoChoice::Tree:
+      // Reduced once, at the root (fixed order), then distributed.
+      treeReduce(ctx, members, 0, buf, Range{0, count});
+      if (ctx.topo.rank == members[0]) ctx.finishAvg(buf, count);
+      treeBroadcast(ctx, members, 0, buf, Range{0, count});
+      return;
+    case AlgoChoice::RecursiveDoubling:
+      recursiveDoublingAllReduce(ctx, members, buf, Range{0, count});
+      ctx.finishAvg(buf, count);  // every rank holds the same sum, so the same quotient
+      return;
+    case AlgoChoice::Ring:
+    case AlgoChoice::Auto: {
+      const std::vector<Range> segments = splitEven(count, members.size());
+      ringReduceScatter(ctx, members, buf, segments);
+      const Range own = segments[positionOf(members, ctx.topo.rank)];
+      ctx.finishAvg(ctx.at(buf, own.begin), own.len);
+      ringAllGather(ctx, members, buf, segments);
+      return;
+    }
+  }
+}
+
+}  // namespace hetccl::algo

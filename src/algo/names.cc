@@ -1,0 +1,34 @@
+#include "algo/coll_op.hpp"
+#include "algo/schedule.hpp"
+
+namespace hetccl::algo {
+
+const char* collKindName(CollKind k) noexcept {
+  switch (k) {
+    case CollKind::AllReduce: return "allreduce";
+    case CollKind::Broadcast: return "broadcast";
+    case CollKind::Reduce: return "reduce";
+    case CollKind::AllGather: return "allgather";
+    case CollKind::ReduceScatter: return "reducescatter";
+    case CollKind::AllToAll: return "alltoall";
+    case CollKind::AllToAllv: return "alltoallv";
+    case CollKind::Send: return "send";
+    case CollKind::Recv: return "recv";
+  }
+  return "unknown";
+}
+
+const char* stepKindName(StepKind k) noexcept {
+  switch (k) {
+    case StepKind::Send: return "send";
+    case StepKind::Recv: return "recv";
+    case StepKind::RecvReduce: return "recv-reduce";
+    case StepKind::Copy: return "copy";
+    case StepKind::Reduce: return "reduce";
+    case StepKind::Scale: return "scale";
+    case StepKind::Divide: return "divide";
+  }
+  return "unknown";
+}
+
+}  // namespace hetccl::algo

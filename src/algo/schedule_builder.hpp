@@ -1,0 +1,40 @@
+// Builds a Schedule step by step in program order; dependencies are derived from the memory each step
+// touches (DepTracker), so algorithms only list steps in an order that is correct when run one by one.
+// Zero-byte steps are dropped, so algorithms need not special-case empty ranges.
+#pragma once
+
+#include <cstdint>
+
+#include "algo/dep_tracker.hpp"
+#include "algo/schedule.hpp"
+
+namespace hetccl::algo {
+
+class ScheduleBuilder {
+ public:
+  /// Registers a reduction (type, op, Avg divisor) and returns its index for reducing steps.
+  uint32_t addReduction(const Reduction& r);
+  /// Reserves `bytes` of scratch (16-byte aligned) and returns its start.
+  Location allocScratch(uint64_t bytes);
+
+  void send(int peer, Location src, uint64_t bytes);
+  void recv(int peer, Location dst, uint64_t bytes);
+  void recvReduce(int peer, Location dst, uint64_t bytes, uint32_t reduction);
+  /// Dropped when dst == src.
+  void copy(Location dst, Location src, uint64_t bytes);
+  void reduce(Location dst, Location src, uint64_t bytes, uint32_t reduction);
+  void scale(Location dst, Location src, uint64_t bytes, uint32_t reduction);
+  void divide(Location dst, uint64_t bytes, uint32_t reduction);
+
+  /// The schedule built so far (the builder is left empty).
+  Schedule finish();
+
+ private:
+  void add(Step s, bool readsSrc, bool readsDst, bool writesDst);
+
+  Schedule sched_;
+  DepTracker tracker_;
+  std::vector<uint32_t> scratchDeps_;
+};
+
+}  // namespace hetccl::algo

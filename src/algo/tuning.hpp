@@ -1,0 +1,26 @@
+// Knobs the planner reads: pipeline chunk size, the small-message threshold, and a forced algorithm.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace hetccl::algo {
+
+enum class AlgoChoice { Auto, Ring, Tree, RecursiveDoubling, Hier };
+/// "auto", "ring", "tree", "rd", "hier".
+const char* algoChoiceName(AlgoChoice a) noexcept;
+/// Parses the names above; throws InvalidArgument naming HETCCL_ALGO otherwise.
+AlgoChoice parseAlgoChoice(std::string_view name);
+
+struct Tuning {
+  size_t chunkBytes = 512 * 1024;  ///< HETCCL_CHUNK_BYTES: pipeline unit (rounded down to whole elements, min 1)
+  size_t smallBytes = 64 * 1024;   ///< HETCCL_SMALL_BYTES: up to this many bytes use latency-bound algorithms
+  AlgoChoice algo = AlgoChoice::Auto;  ///< HETCCL_ALGO
+
+  /// The values of the process configuration (src/core/config).
+  static Tuning fromConfig();
+  /// Elements per chunk for elements of `elemSize` bytes (at least 1).
+  size_t chunkElems(size_t elemSize) const { return chunkBytes / elemSize > 0 ? chunkBytes / elemSize : 1; }
+};
+
+}  // namespace hetccl::algo

@@ -1,0 +1,75 @@
+#include "bootstrap/acceptor.hpp"
+
+#include "core/log.hpp"
+
+namespace hetccl::bootstrap {
+namespace {
+constexpr int kMaxAcceptsPerService = 64;
+}
+
+AuthenticatingAcceptor::AuthenticatingAcceptor(const net::Listener& listener, const Secret& secret, Purpose purpose,
+                                               int serverRank, ServerHandshake::RankCheck rankAllowed,
+                                               size_t maxPending, int handshakeTimeoutMs)
+    : listener_(listener),
+      secret_(secret),
+      purpose_(purpose),
+      serverRank_(serverRank),
+      rankAllowed_(std::move(rankAllowed)),
+      maxPending_(maxPending),
+      handshakeTimeoutMs_(handshakeTimeoutMs) {}
+
+size_t AuthenticatingAcceptor::appendPollFds(std::vector<pollfd>& fds) const {
+  fds.push_back({listener_.fd(), POLLIN, 0});
+  for (const auto& h : pending_) fds.push_back({h->fd(), h->pollEvents(), 0});
+  return 1 + pending_.size();
+}
+
+void AuthenticatingAcceptor::drop(ServerHandshake& h, const std::string& why) const {
+  HETCCL_INFO(log::kBootstrap, "bootstrap ", purpose_ == Purpose::Root ? "root " : "mesh listener ",
+              listener_.address().toString(), ": dropped ", h.describe(), ": ", why);
+}
+
+void AuthenticatingAcceptor::acceptNew() {
+  for (int i = 0; i < kMaxAcceptsPerService; ++i) {
+    net::Socket s = listener_.tryAccept();
+    if (!s.valid()) return;
+    if (pending_.size() >= maxPending_) {
+      drop(*pending_.front(), "too many pending handshakes; dropping the oldest");
+      pending_.pop_front();
+    }
+    auto h = std::make_unique<ServerHandshake>(std::move(s), secret_, purpose_, serverRank_, rankAllowed_,
+                                               Deadline::afterMs(handshakeTimeoutMs_));
+    // The hello may already be there. Done is impossible yet: the proof needs our nonce.
+    if (h->progress() == ServerHandshake::Status::Failed)
+      drop(*h, h->reason());
+    else
+      pending_.push_back(std::move(h));
+  }
+}
+
+std::vector<AuthenticatedPeer> AuthenticatingAcceptor::service(const pollfd* fds) {
+  std::vector<AuthenticatedPeer> done;
+  // Advance the handshakes polled this round (new ones get their turn at the next poll).
+  std::vector<bool> ready(pending_.size());
+  for (size_t i = 0; i < pending_.size(); ++i) ready[i] = fds[1 + i].revents != 0;
+  std::deque<std::unique_ptr<ServerHandshake>> keep;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    auto& h = pending_[i];
+    auto status = ready[i] ? h->progress() : ServerHandshake::Status::InProgress;
+    if (status == ServerHandshake::Status::Done) {
+      HETCCL_INFO(log::kBootstrap, "bootstrap: authenticated rank ", h->clientRank(), " from ", h->describe());
+      done.push_back({h->takeSocket(), h->clientRank()});
+    } else if (status == ServerHandshake::Status::Failed) {
+      drop(*h, h->reason());
+    } else if (h->expired()) {
+      drop(*h, "handshake not finished within its deadline");
+    } else {
+      keep.push_back(std::move(h));
+    }
+  }
+  pending_ = std::move(keep);
+  if (fds[0].revents) acceptNew();
+  return done;
+}
+
+}  // namespace hetccl::bootstrap

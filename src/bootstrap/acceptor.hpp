@@ -1,0 +1,54 @@
+// Accepts connections on a listener and authenticates them concurrently (ServerHandshake per
+// connection), so that one slow, silent or hostile client never blocks the others. Driven by the
+// owner's poll loop: appendPollFds() before poll(), service() after it.
+//
+// Defences: at most `maxPending` handshakes in flight (the oldest is dropped to make room), each with
+// its own short deadline; anything that fails the handshake (garbage, HTTP, wrong secret, unexpected
+// rank, silence) is closed and logged at INFO, and accepting goes on.
+#pragma once
+
+#include <poll.h>
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "bootstrap/handshake.hpp"
+#include "net/socket.hpp"
+
+namespace hetccl::bootstrap {
+
+struct AuthenticatedPeer {
+  net::Socket socket;
+  int rank = -1;  ///< the rank the client proved inside the handshake
+};
+
+class AuthenticatingAcceptor {
+ public:
+  /// `listener` and `secret` must outlive the acceptor.
+  AuthenticatingAcceptor(const net::Listener& listener, const Secret& secret, Purpose purpose, int serverRank,
+                         ServerHandshake::RankCheck rankAllowed, size_t maxPending = 64,
+                         int handshakeTimeoutMs = kHandshakeTimeoutMs);
+
+  /// Appends the listener's and every pending handshake's pollfd; returns how many were appended.
+  size_t appendPollFds(std::vector<pollfd>& fds) const;
+  /// After poll(): `fds` points at the entries appendPollFds() added. Accepts new connections, advances
+  /// handshakes, drops failed and expired ones; returns the connections that completed authentication.
+  std::vector<AuthenticatedPeer> service(const pollfd* fds);
+  size_t pending() const { return pending_.size(); }
+
+ private:
+  void acceptNew();
+  void drop(ServerHandshake& h, const std::string& why) const;
+
+  const net::Listener& listener_;
+  const Secret& secret_;
+  Purpose purpose_;
+  int serverRank_;
+  ServerHandshake::RankCheck rankAllowed_;
+  size_t maxPending_;
+  int handshakeTimeoutMs_;
+  std::deque<std::unique_ptr<ServerHandshake>> pending_;  // oldest first
+};
+
+}  // namespace hetccl::bootstrap

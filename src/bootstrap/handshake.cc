@@ -1,0 +1,135 @@
+#include "bootstrap/handshake.hpp"
+
+#include <cstring>
+#include <string_view>
+
+#include "bootstrap/wire.hpp"
+#include "core/error.hpp"
+
+namespace hetccl::bootstrap {
+namespace {
+
+constexpr uint32_t kHandshakeMagic = 0x53484348;  // bytes 'H','C','H','S'
+constexpr uint16_t kHandshakeVersion = 1;
+constexpr std::string_view kServerLabel = "hetccl bootstrap v1 server proof";
+constexpr std::string_view kClientLabel = "hetccl bootstrap v1 client proof";
+constexpr size_t kNonceOffset = 12;
+constexpr size_t kServerMacOffset = 44;
+
+void writeHello(unsigned char* p, Purpose purpose, int rank) {
+  wire::putU32(p, kHandshakeMagic);
+  wire::putU16(p + 4, kHandshakeVersion);
+  wire::putU16(p + 6, static_cast<uint16_t>(purpose));
+  wire::putI32(p + 8, rank);
+  randomBytes(std::span(p + kNonceOffset, 32));
+}
+
+/// "" when the hello's magic, version and purpose are as expected.
+std::string checkHello(const unsigned char* p, Purpose purpose) {
+  if (wire::getU32(p) != kHandshakeMagic) return "not a hetccl bootstrap handshake";
+  if (uint16_t v = wire::getU16(p + 4); v != kHandshakeVersion) return concat("handshake version ", v);
+  if (wire::getU16(p + 6) != static_cast<uint16_t>(purpose)) return concat("handshake purpose ", wire::getU16(p + 6));
+  return "";
+}
+
+Mac proof(const Secret& secret, std::string_view label, const unsigned char* clientHello,
+          const unsigned char* serverHello) {
+  return hmacSha256(secret, {std::span(reinterpret_cast<const unsigned char*>(label.data()), label.size()),
+                             std::span(clientHello, kClientHelloBytes), std::span(serverHello, kServerMacOffset)});
+}
+
+}  // namespace
+
+void authenticateAsClient(const net::Socket& s, const Secret& secret, Purpose purpose, int myRank, int serverRank,
+                          Deadline deadline, const std::string& peer) {
+  unsigned char hello[kClientHelloBytes];
+  writeHello(hello, purpose, myRank);
+  s.sendAll(hello, sizeof hello, deadline, peer);
+  unsigned char reply[kServerHelloBytes];
+  s.recvAll(reply, sizeof reply, deadline, peer);
+  if (std::string err = checkHello(reply, purpose); !err.empty())
+    throw PeerError(-1, "", concat(peer, " answered the bootstrap handshake wrongly: ", err));
+  Mac got;
+  std::memcpy(got.data(), reply + kServerMacOffset, got.size());
+  if (!macEqual(got, proof(secret, kServerLabel, hello, reply)))
+    throw InvalidArgument(concat(peer, " failed authentication: it does not hold this job's secret (different unique id?)"));
+  if (int r = wire::getI32(reply + 8); r != serverRank)
+    throw PeerError(-1, "", concat(peer, " is rank ", r, ", expected rank ", serverRank));
+  Mac mine = proof(secret, kClientLabel, hello, reply);
+  s.sendAll(mine.data(), mine.size(), deadline, peer);
+}
+
+ServerHandshake::ServerHandshake(net::Socket s, const Secret& secret, Purpose purpose, int serverRank,
+                                 RankCheck rankAllowed, Deadline deadline)
+    : socket_(std::move(s)),
+      secret_(secret),
+      purpose_(purpose),
+      serverRank_(serverRank),
+      rankAllowed_(std::move(rankAllowed)),
+      deadline_(deadline) {
+  try {
+    describe_ = concat("client ", socket_.peerAddress().toString());
+  } catch (const Error&) {
+    describe_ = "client (address unknown)";
+  }
+}
+
+ServerHandshake::Status ServerHandshake::fail(std::string why) {
+  state_ = State::Failed;
+  reason_ = std::move(why);
+  return Status::Failed;
+}
+
+bool ServerHandshake::readInto(size_t want) {
+  have_ += socket_.recvSome(in_ + have_, want - have_, describe_);
+  return have_ == want;
+}
+
+ServerHandshake::Status ServerHandshake::onHello() {
+  std::memcpy(clientHello_, in_, kClientHelloBytes);
+  if (std::string err = checkHello(clientHello_, purpose_); !err.empty()) return fail(err);
+  clientRank_ = wire::getI32(clientHello_ + 8);
+  if (!rankAllowed_(clientRank_)) return fail(concat("client claims rank ", clientRank_, ", which is not expected here"));
+  writeHello(serverHello_, purpose_, serverRank_);
+  Mac mac = proof(secret_, kServerLabel, clientHello_, serverHello_);
+  std::memcpy(serverHello_ + kServerMacOffset, mac.data(), mac.size());
+  state_ = State::WriteServerHello;
+  return Status::InProgress;
+}
+
+ServerHandshake::Status ServerHandshake::onProof() {
+  Mac got;
+  std::memcpy(got.data(), in_, got.size());
+  if (!macEqual(got, proof(secret_, kClientLabel, clientHello_, serverHello_)))
+    return fail("wrong proof (client does not hold this job's secret)");
+  state_ = State::Done;
+  return Status::Done;
+}
+
+ServerHandshake::Status ServerHandshake::progress() {
+  try {
+    while (true) {
+      switch (state_) {
+        case State::ReadHello:
+          if (!readInto(kClientHelloBytes)) return Status::InProgress;
+          if (onHello() == Status::Failed) return Status::Failed;
+          break;
+        case State::WriteServerHello:
+          sent_ += socket_.sendSome(serverHello_ + sent_, kServerHelloBytes - sent_, describe_);
+          if (sent_ < kServerHelloBytes) return Status::InProgress;
+          state_ = State::ReadProof;
+          have_ = 0;
+          break;
+        case State::ReadProof:
+          if (!readInto(kProofBytes)) return Status::InProgress;
+          return onProof();
+        case State::Done: return Status::Done;
+        case State::Failed: return Status::Failed;
+      }
+    }
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
+}
+
+}  // namespace hetccl::bootstrap

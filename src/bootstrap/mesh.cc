@@ -1,0 +1,175 @@
+#include "bootstrap/mesh.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "bootstrap/wire.hpp"
+#include "core/log.hpp"
+
+namespace hetccl::bootstrap {
+namespace {
+constexpr size_t kSubheaderBytes = 8;  // u32 comm | u32 zero
+}
+
+Mesh::Mesh(int rank, std::vector<PeerInfo> peers, std::vector<net::Socket> sockets)
+    : rank_(rank), peers_(std::move(peers)), sockets_(std::move(sockets)), failures_(peers_.size()) {
+  readers_.resize(sockets_.size());
+  for (size_t i = 0; i < sockets_.size(); ++i) sendLocks_.push_back(std::make_unique<std::mutex>());
+  wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wakeFd_ < 0) throw SystemError::fromErrno("eventfd", errno);
+  reader_ = std::thread([this] { readLoop(); });
+}
+
+Mesh::~Mesh() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  uint64_t one = 1;
+  (void)!::write(wakeFd_, &one, sizeof one);
+  reader_.join();
+  ::close(wakeFd_);
+  for (auto& s : sockets_) s.close();
+}
+
+std::string Mesh::name(int peer) const {
+  const std::string& host = peers_[peer].hostId;
+  return host.empty() ? concat("rank ", peer) : concat("rank ", peer, " (host ", host, ")");
+}
+
+void Mesh::recordFailure(int peer, const std::string& what) {
+  {
+    std::lock_guard lock(mutex_);
+    if (failures_[peer] || stopping_) return;
+    failures_[peer] = Failure{failureCount_++, PeerError(peer, peers_[peer].hostId, what)};
+  }
+  HETCCL_INFO(log::kBootstrap, "bootstrap rank ", rank_, ": ", what);
+  changed_.notify_all();
+}
+
+void Mesh::readFrom(int peer) {
+  const net::Socket& s = sockets_[peer];
+  try {
+    while (auto frame = readers_[peer].readFrom(s, name(peer))) {
+      if (frame->type != FrameType::Data && frame->type != FrameType::Collective)
+        throw PeerError(peer, "", concat("unexpected frame type ", int(frame->type)));
+      if (frame->payload.size() < kSubheaderBytes || wire::getU32(frame->payload.data() + 4) != 0)
+        throw PeerError(peer, "", "malformed message header");
+      uint32_t comm = wire::getU32(frame->payload.data());
+      frame->payload.erase(frame->payload.begin(), frame->payload.begin() + kSubheaderBytes);
+      {
+        std::lock_guard lock(mutex_);
+        queues_[Key{peer, frame->type, comm, frame->tag}].push_back(std::move(frame->payload));
+      }
+      changed_.notify_all();
+    }
+  } catch (const PeerError& e) {
+    std::string text = e.what();
+    if (text.ends_with("connection closed"))
+      recordFailure(peer, concat(name(peer), " closed its bootstrap connection: process died?"));
+    else
+      recordFailure(peer, concat(name(peer), " broke its bootstrap connection: ", text));
+  } catch (const Error& e) {
+    recordFailure(peer, concat(name(peer), " broke its bootstrap connection: ", e.what()));
+  }
+}
+
+void Mesh::readLoop() noexcept {
+  std::vector<pollfd> fds;
+  std::vector<int> owners;
+  while (true) {
+    fds.assign(1, pollfd{wakeFd_, POLLIN, 0});
+    owners.assign(1, -1);
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      for (size_t p = 0; p < sockets_.size(); ++p)
+        if (sockets_[p].valid() && !failures_[p]) {
+          fds.push_back({sockets_[p].fd(), POLLIN, 0});
+          owners.push_back(static_cast<int>(p));
+        }
+    }
+    int rc = ::poll(fds.data(), fds.size(), -1);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      HETCCL_WARN(log::kBootstrap, "bootstrap rank ", rank_, ": poll failed: ", std::strerror(errno));
+      return;
+    }
+    if (fds[0].revents) return;
+    for (size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents) readFrom(owners[i]);
+  }
+}
+
+std::optional<PeerError> Mesh::failureLocked(const std::vector<int>& members) const {
+  const Failure* first = nullptr;
+  for (int m : members)
+    if (failures_[m] && (!first || failures_[m]->order < first->order)) first = &*failures_[m];
+  if (!first) return std::nullopt;
+  return first->error;
+}
+
+std::optional<PeerError> Mesh::failure(const std::vector<int>& members) const {
+  std::lock_guard lock(mutex_);
+  return failureLocked(members);
+}
+
+void Mesh::abort() {
+  {
+    std::lock_guard lock(mutex_);
+    aborted_ = true;
+  }
+  changed_.notify_all();
+}
+
+void Mesh::send(int peer, FrameType type, uint32_t comm, uint32_t tag, const void* data, size_t bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    if (aborted_) throw AbortedError(concat("bootstrap rank ", rank_, ": aborted while sending to ", name(peer)));
+    if (failures_[peer]) throw failures_[peer]->error;
+  }
+  if (bytes > kMaxFramePayload - kSubheaderBytes)
+    throw InvalidArgument(concat("bootstrap message of ", bytes, " bytes to ", name(peer), " exceeds the limit"));
+  std::vector<unsigned char> payload(kSubheaderBytes + bytes);
+  wire::putU32(payload.data(), comm);
+  if (bytes) std::memcpy(payload.data() + kSubheaderBytes, data, bytes);
+  std::lock_guard sendLock(*sendLocks_[peer]);
+  try {
+    sendFrame(sockets_[peer], type, tag, payload, Deadline::fromConfig(), name(peer));
+  } catch (const TimeoutError& e) {
+    throw TimeoutError(peer, peers_[peer].hostId, concat("bootstrap rank ", rank_, ": ", e.what()));
+  } catch (const Error& e) {
+    recordFailure(peer, concat(name(peer), " broke its bootstrap connection: ", e.what()));
+    throw PeerError(peer, peers_[peer].hostId, concat("bootstrap rank ", rank_, ": ", e.what()));
+  }
+}
+
+void Mesh::recv(int peer, FrameType type, uint32_t comm, uint32_t tag, void* data, size_t bytes, Deadline deadline,
+                const std::vector<int>& members) {
+  std::unique_lock lock(mutex_);
+  Key key{peer, type, comm, tag};
+  while (true) {
+    if (aborted_) throw AbortedError(concat("bootstrap rank ", rank_, ": aborted while waiting for ", name(peer)));
+    auto it = queues_.find(key);
+    if (it != queues_.end() && !it->second.empty()) {
+      std::vector<unsigned char> msg = std::move(it->second.front());
+      it->second.pop_front();
+      if (it->second.empty()) queues_.erase(it);
+      if (msg.size() != bytes)
+        throw PeerError(peer, peers_[peer].hostId, concat(name(peer), " sent ", msg.size(), " bytes with tag ", tag,
+                                                         "; rank ", rank_, " expected ", bytes));
+      if (bytes) std::memcpy(data, msg.data(), bytes);
+      return;
+    }
+    if (auto f = failureLocked(members)) throw *f;
+    if (changed_.wait_until(lock, deadline.at()) == std::cv_status::timeout && deadline.expired() &&
+        queues_.find(key) == queues_.end())
+      throw TimeoutError(peer, peers_[peer].hostId, concat("bootstrap rank ", rank_, ": no message with tag ", tag,
+                                                           " from ", name(peer), " before the deadline (HETCCL_TIMEOUT)"));
+  }
+}
+
+}  // namespace hetccl::bootstrap

@@ -1,0 +1,79 @@
+#include "bootstrap/root.hpp"
+
+#include <mutex>
+#include <vector>
+
+#include "bootstrap/acceptor.hpp"
+#include "bootstrap/root_session.hpp"
+#include "core/log.hpp"
+
+namespace hetccl::bootstrap {
+namespace {
+
+constexpr int kPollSliceMs = 100;
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<RendezvousRoot>> roots;
+  ~Registry() {
+    std::lock_guard lock(mutex);
+    roots.clear();  // each destructor stops and joins its thread
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+RendezvousRoot::RendezvousRoot(const net::SocketAddress& at, const Secret& secret, Deadline deadline)
+    : listener_(at), secret_(secret), deadline_(deadline) {
+  HETCCL_INFO(log::kBootstrap, "bootstrap root listening on ", listener_.address().toString());
+  thread_ = std::thread([this] { serve(); });
+}
+
+RendezvousRoot::~RendezvousRoot() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+net::SocketAddress RendezvousRoot::startInBackground(const net::SocketAddress& at, const Secret& secret,
+                                                     Deadline deadline) {
+  auto root = std::make_unique<RendezvousRoot>(at, secret, deadline);
+  net::SocketAddress bound = root->address();
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  std::erase_if(r.roots, [](const auto& x) { return x->finished(); });
+  r.roots.push_back(std::move(root));
+  return bound;
+}
+
+void RendezvousRoot::serve() noexcept {
+  try {
+    RootSession session;
+    AuthenticatingAcceptor acceptor(listener_, secret_, Purpose::Root, -1, [](int) { return true; });
+    std::vector<pollfd> fds;
+    while (!stop_ && !deadline_.expired() && !session.complete()) {
+      fds.clear();
+      size_t own = acceptor.appendPollFds(fds);
+      session.appendPollFds(fds);
+      int rc = ::poll(fds.data(), fds.size(), std::min(kPollSliceMs, deadline_.remainingMs()));
+      if (rc < 0 && errno != EINTR) throw SystemError::fromErrno("bootstrap root: poll", errno);
+      if (rc <= 0) {
+        for (auto& f : fds) f.revents = 0;
+      }
+      session.service(fds.data() + own);
+      for (auto& peer : acceptor.service(fds.data())) session.add(std::move(peer));
+    }
+    if (!session.complete() && !stop_)
+      HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), ": deadline passed with ",
+                  session.progressText());
+  } catch (const std::exception& e) {
+    HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), " stopped: ", e.what());
+  }
+  finished_ = true;
+}
+
+}  // namespace hetccl::bootstrap

@@ -1,0 +1,47 @@
+// The rendezvous root: collects every rank's descriptor over authenticated connections, checks that the
+// ranks agree (job size, protocol version, unique ranks in range), and answers each rank with either
+// the full descriptor table or one error message that every rank throws alike. It serves from a
+// background thread and ends once every rank has its answer (or at its deadline).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "bootstrap/crypto.hpp"
+#include "core/deadline.hpp"
+#include "net/socket.hpp"
+
+namespace hetccl::bootstrap {
+
+class RendezvousRoot {
+ public:
+  /// Binds `at` now (so ranks may connect at once) and starts serving. Throws SystemError when the
+  /// address cannot be bound. The thread gives up at `deadline`.
+  RendezvousRoot(const net::SocketAddress& at, const Secret& secret, Deadline deadline);
+  /// Stops serving (within ~100 ms) and joins the thread.
+  ~RendezvousRoot();
+  RendezvousRoot(const RendezvousRoot&) = delete;
+  RendezvousRoot& operator=(const RendezvousRoot&) = delete;
+
+  /// The bound address, with the real port.
+  const net::SocketAddress& address() const { return listener_.address(); }
+  /// True once every rank has been answered or the deadline passed.
+  bool finished() const { return finished_.load(); }
+
+  /// Starts a root owned by a process-wide registry (so it outlives the caller and still answers late
+  /// ranks after an error), joined at process exit. Returns the bound address.
+  static net::SocketAddress startInBackground(const net::SocketAddress& at, const Secret& secret, Deadline deadline);
+
+ private:
+  void serve() noexcept;
+
+  net::Listener listener_;
+  Secret secret_;
+  Deadline deadline_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{false};
+  std::thread thread_;
+};
+
+}  // namespace hetccl::bootstrap

@@ -1,0 +1,60 @@
+// The root's bookkeeping for one job: authenticated rank connections, their descriptors, the checks
+// between them, and the answer (table or error) each one gets. No threads, no blocking waits except
+// the short sends of the answers; RendezvousRoot drives it from its poll loop.
+#pragma once
+
+#include <poll.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bootstrap/acceptor.hpp"
+#include "bootstrap/descriptor.hpp"
+#include "bootstrap/frame.hpp"
+
+namespace hetccl::bootstrap {
+
+class RootSession {
+ public:
+  /// Takes a connection that passed the handshake; its descriptor frame is read as it arrives.
+  void add(AuthenticatedPeer peer);
+  /// One pollfd (POLLIN) per connection still waiting for its answer.
+  void appendPollFds(std::vector<pollfd>& fds) const;
+  /// After poll(): reads descriptors, checks them, answers when the job is complete or has failed.
+  void service(const pollfd* fds);
+  /// True once the table went to every rank, or the error went to as many ranks as the job has.
+  bool complete() const;
+  /// "3 of 4 ranks joined" for the deadline warning.
+  std::string progressText() const;
+
+ private:
+  struct Member {
+    net::Socket socket;
+    int handshakeRank = -1;
+    FrameReader reader{4096};
+    bool sentDescriptor = false;  // its one frame was read: it is waiting for the answer
+    bool registered = false;      // its descriptor passed every check
+  };
+
+  /// Returns an error message when the descriptor in `frame` conflicts with what is known, else "".
+  std::string check(const Member& m, const Frame& frame);
+  /// Some registered rank, to name in mismatch messages (the lowest one).
+  const RankDescriptor* reference() const;
+  void onDescriptor(Member& m, const Frame& frame);
+  void fail(const std::string& message);
+  void answer(Member& m, FrameType type, const std::vector<unsigned char>& payload);
+  void sendTable();
+
+  std::vector<std::unique_ptr<Member>> waiting_;  // not answered yet
+  std::vector<std::optional<RankDescriptor>> byRank_;  // registered descriptors, indexed by rank
+  int nranks_ = 0;                                // from the first valid descriptor
+  int registered_ = 0;
+  int answered_ = 0;
+  int largestNranks_ = 0;
+  std::string error_;
+  bool tableSent_ = false;
+};
+
+}  // namespace hetccl::bootstrap

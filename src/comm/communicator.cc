@@ -1,0 +1,177 @@
+#include "comm/communicator.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "comm/links.hpp"
+#include "core/config.hpp"
+#include "core/log.hpp"
+#include "engine/run_group.hpp"
+
+namespace hetccl {
+namespace {
+
+// Dense domain indices in order of first appearance by rank, so every rank derives the same numbering.
+algo::Topology makeTopology(const bootstrap::Bootstrap& boot) {
+  algo::Topology t;
+  t.rank = boot.rank();
+  t.nranks = boot.size();
+  std::map<std::string, int> index;
+  for (const PeerInfo& p : boot.peers()) {
+    auto [it, inserted] = index.emplace(p.domain, static_cast<int>(index.size()));
+    t.domainOf.push_back(it->second);
+  }
+  t.validate();
+  return t;
+}
+
+}  // namespace
+
+Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options)
+    : boot_(std::move(boot)), topology_(makeTopology(*boot_)) {
+  std::string forced = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
+  links_ = std::make_unique<LinkSet>(*boot_, forced, &aborted_, Deadline::fromConfig());
+  exec_.timeoutMs = config().timeoutMs();
+  exec_.abortFlag = &aborted_;
+  exec_.peers = boot_->peers();
+  exec_.checkFailure = [b = boot_.get()] {
+    if (auto f = b->failure()) throw *f;
+  };
+  tuning_ = algo::Tuning::fromConfig();
+  HETCCL_INFO(log::kInit, "rank ", rank(), " of ", size(), " ready: domain ", peers()[rank()].domain, " (",
+              numDomains(), " domains), host ", peers()[rank()].hostId);
+}
+
+std::unique_ptr<Communicator> Communicator::create(const bootstrap::UniqueId& id, int nranks, int rank,
+                                                   const CommOptions& options) {
+  if (nranks < 1) throw InvalidArgument(concat("nranks is ", nranks, "; it must be at least 1"));
+  if (rank < 0 || rank >= nranks) throw InvalidArgument(concat("rank ", rank, " is outside [0, ", nranks, ")"));
+  PeerInfo self = bootstrap::detectSelf(rank, DeviceKind::Host, -1);
+  std::shared_ptr<bootstrap::Bootstrap> boot = bootstrap::connect(id, rank, nranks, self, Deadline::fromConfig());
+  return std::unique_ptr<Communicator>(new Communicator(std::move(boot), options));
+}
+
+Communicator::~Communicator() = default;
+
+std::string_view Communicator::transportTo(int peer) const { return links_->transportTo(peer); }
+
+void Communicator::checkUsable() const {
+  if (finalized_) throw InvalidUsage("communicator was finalized; only hetcclCommDestroy may follow");
+  if (aborted_.load()) throw AbortedError("communicator was aborted");
+  if (asyncError() != Result::Success) {
+    std::lock_guard<std::mutex> lock(mu_);
+    throw Error(asyncError(), concat("communicator failed earlier: ", errorMessage_));
+  }
+}
+
+void Communicator::fail(const Error& e) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (errorMessage_.empty()) errorMessage_ = e.what();
+  }
+  int expected = 0;
+  asyncError_.compare_exchange_strong(expected, static_cast<int>(e.code()));
+  HETCCL_WARN(log::kColl, "rank ", rank(), ": ", e.what());
+}
+
+std::string Communicator::asyncErrorMessage() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return errorMessage_;
+}
+
+void Communicator::run(std::span<const algo::CollOp> ops) {
+  checkUsable();
+  try {
+    engine::runGroup(topology_, ops, *links_, exec_, tuning_);
+  } catch (const Error& e) {
+    fail(e);
+    throw;
+  } catch (const std::exception& e) {
+    InternalError wrapped(concat("rank ", rank(), ": ", e.what()));
+    fail(wrapped);
+    throw wrapped;
+  }
+}
+
+std::unique_ptr<Communicator> Communicator::split(int color, int key, const CommOptions& options) {
+  checkUsable();
+  struct Entry {
+    int32_t color, key;
+  };
+  std::vector<Entry> table(size());
+  table[rank()] = {color < 0 ? -1 : color, key};
+  boot_->allGather(table.data(), sizeof(Entry));
+  const uint32_t tag = ++splitCount_;  // every rank splits in the same order
+  if (color < 0) return nullptr;
+  std::vector<int> members;
+  for (int r = 0; r < size(); ++r)
+    if (table[r].color == color) members.push_back(r);
+  std::stable_sort(members.begin(), members.end(),
+                   [&](int a, int b) { return table[a].key < table[b].key; });
+  std::shared_ptr<bootstrap::Bootstrap> child = boot_->split(members, tag);
+  auto comm = std::unique_ptr<Communicator>(new Communicator(std::move(child), options));
+  comm->parentBoot_ = boot_;  // the child bootstrap shares the parent's sockets
+  return comm;
+}
+
+int Communicator::createPreMulSum(DataType type, const void* scalar) {
+  if (!scalar) throw InvalidArgument("PreMulSum scalar pointer is null");
+  if (!isValidDataType(static_cast<int>(type))) throw InvalidArgument(concat("invalid data type ", static_cast<int>(type)));
+  std::lock_guard<std::mutex> lock(mu_);
+  UserOp u;
+  u.live = true;
+  u.type = type;
+  u.op.kind = RedOpKind::PreMulSum;
+  std::memcpy(u.op.scalar, scalar, dataTypeSize(type));
+  for (size_t i = 0; i < userOps_.size(); ++i)
+    if (!userOps_[i].live) {
+      userOps_[i] = u;
+      return kNumBuiltinOps + static_cast<int>(i);
+    }
+  userOps_.push_back(u);
+  return kNumBuiltinOps + static_cast<int>(userOps_.size() - 1);
+}
+
+void Communicator::destroyOp(int handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t i = static_cast<size_t>(handle - kNumBuiltinOps);
+  if (handle < kNumBuiltinOps || i >= userOps_.size() || !userOps_[i].live)
+    throw InvalidArgument(concat("reduction operator ", handle, " was not created on this communicator"));
+  userOps_[i].live = false;
+}
+
+ReduceOp Communicator::resolveOp(int handle, DataType type) const {
+  ReduceOp op;
+  if (handle >= 0 && handle < kNumBuiltinOps) {
+    op.kind = static_cast<RedOpKind>(handle);
+    return op;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t i = static_cast<size_t>(handle - kNumBuiltinOps);
+  if (handle < kNumBuiltinOps || i >= userOps_.size() || !userOps_[i].live)
+    throw InvalidArgument(concat("invalid reduction operator ", handle));
+  if (userOps_[i].type != type)
+    throw InvalidArgument(concat("reduction operator ", handle, " was created for ", dataTypeName(userOps_[i].type),
+                                 ", not ", dataTypeName(type)));
+  return userOps_[i].op;
+}
+
+void Communicator::finalize() {
+  if (finalized_) return;
+  finalized_ = true;
+  if (aborted_.load() || asyncError() != Result::Success) return;
+  try {
+    boot_->barrier();  // nobody tears down links while a peer may still read from them
+  } catch (const Error& e) {
+    fail(e);
+    throw;
+  }
+}
+
+void Communicator::abort() {
+  aborted_.store(true);
+  boot_->abort();
+}
+
+}  // namespace hetccl

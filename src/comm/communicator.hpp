@@ -1,0 +1,97 @@
+// The communicator: one rank's membership in a job. Owns the bootstrap, the transport links and the
+// user-defined reduction operators, runs groups of operations through the engine, and turns a peer
+// failure into a sticky asynchronous error.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "algo/coll_op.hpp"
+#include "algo/topology.hpp"
+#include "algo/tuning.hpp"
+#include "bootstrap/bootstrap.hpp"
+#include "core/result.hpp"
+#include "engine/exec_context.hpp"
+
+namespace hetccl {
+
+class LinkSet;
+
+/// Options of hetcclConfig_t the communicator uses.
+struct CommOptions {
+  std::string transport;  ///< "", "shm", "tcp" (netName); "" = HETCCL_TRANSPORT
+};
+
+class Communicator {
+ public:
+  /// Joins the job described by `id` (collective over all ranks). Throws on failure.
+  static std::unique_ptr<Communicator> create(const bootstrap::UniqueId& id, int nranks, int rank,
+                                              const CommOptions& options);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return topology_.rank; }
+  int size() const { return topology_.nranks; }
+  int numDomains() const { return topology_.numDomains(); }
+  const std::vector<PeerInfo>& peers() const { return boot_->peers(); }
+  const algo::Topology& topology() const { return topology_; }
+  std::string_view transportTo(int peer) const;
+
+  /// Checks one operation against this communicator (root/peer range, buffers, counts that overflow,
+  /// AllToAllv tables, user op handles). Throws InvalidArgument saying what is wrong; changes nothing.
+  void validate(const algo::CollOp& op) const;
+  /// Runs a group of operations (already validated) to completion. A peer failure or abort makes the
+  /// communicator unusable: the error is kept (asyncError) and thrown again by later calls.
+  void run(std::span<const algo::CollOp> ops);
+
+  /// Collective over this communicator: ranks with the same color form a new communicator ordered by
+  /// (key, old rank). color < 0 (HETCCL_SPLIT_NOCOLOR) takes part but gets nullptr.
+  std::unique_ptr<Communicator> split(int color, int key, const CommOptions& options);
+
+  /// PreMulSum operators: returns the handle (>= kNumBuiltinOps) for `scalar` (one element of `type`).
+  int createPreMulSum(DataType type, const void* scalar);
+  void destroyOp(int handle);
+  /// The engine's form of a reduction operator handle; throws InvalidArgument for unknown handles or a
+  /// PreMulSum created for another type.
+  ReduceOp resolveOp(int handle, DataType type) const;
+
+  /// Waits for every rank to finish its work on this communicator (collective), then closes it for
+  /// use. Skips the wait when the communicator already failed.
+  void finalize();
+  /// Makes every wait of this communicator fail promptly. Any thread, any time.
+  void abort();
+  /// Success, or the result of the failure that made this communicator unusable.
+  Result asyncError() const { return static_cast<Result>(asyncError_.load()); }
+  std::string asyncErrorMessage() const;
+
+ private:
+  Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options);
+  void checkUsable() const;
+  void fail(const Error& e);
+
+  std::shared_ptr<bootstrap::Bootstrap> parentBoot_;  // declared first: destroyed last
+  std::shared_ptr<bootstrap::Bootstrap> boot_;
+  algo::Topology topology_;
+  std::unique_ptr<LinkSet> links_;
+  engine::ExecContext exec_;
+  algo::Tuning tuning_;
+  std::atomic<bool> aborted_{false};
+  std::atomic<int> asyncError_{0};
+  bool finalized_ = false;
+  mutable std::mutex mu_;  // guards errorMessage_, userOps_
+  std::string errorMessage_;
+  struct UserOp {
+    bool live = false;
+    DataType type = DataType::Float32;
+    ReduceOp op;
+  };
+  std::vector<UserOp> userOps_;
+  uint32_t splitCount_ = 0;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,39 @@
+// The transport connections of one communicator: one SendConn and one RecvConn per peer, over the
+// transport chosen for each pair (shm on one host, tcp between hosts; HETCCL_TRANSPORT or the config's
+// netName forces one). Built collectively at init through the bootstrap.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "engine/links.hpp"
+#include "transport/base/transport.hpp"
+
+namespace hetccl {
+
+class LinkSet final : public engine::Links {
+ public:
+  /// Connects this rank to every other rank. `forced` is "", "auto", "shm" or "tcp". Collective over
+  /// the bootstrap; throws on any failure (naming the peer) or at the deadline.
+  LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const std::atomic<bool>* abortFlag,
+          Deadline deadline);
+  ~LinkSet() override;
+
+  transport::SendConn& sendTo(int peer) override;
+  transport::RecvConn& recvFrom(int peer) override;
+
+  /// Name of the transport used towards `peer` ("self" for this rank).
+  std::string_view transportTo(int peer) const;
+
+ private:
+  int rank_;
+  std::vector<std::unique_ptr<transport::Transport>> transports_;  // indexed by TransportId
+  std::vector<int> choice_;                                        // per peer: index into transports_
+  std::vector<std::unique_ptr<transport::SendConn>> send_;
+  std::vector<std::unique_ptr<transport::RecvConn>> recv_;
+};
+
+}  // namespace hetccl

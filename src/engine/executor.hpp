@@ -1,0 +1,24 @@
+// Executes one rank's Schedule over transport connections.
+//
+// Steps run as soon as their dependencies are done: sends and receives are posted per connection
+// strictly in schedule order (the FIFO contract), many at a time; local steps (copy, reduce, scale,
+// divide) run on the calling thread when ready; posted requests are polled with test().
+#pragma once
+
+#include "algo/schedule.hpp"
+#include "engine/exec_context.hpp"
+#include "engine/links.hpp"
+
+namespace hetccl::engine {
+
+/// Runs `schedule` to completion on the calling thread. Allocates Schedule::scratchBytes of host scratch.
+/// Throws:
+///  * TimeoutError naming the peer of the oldest unfinished request when nothing progressed for
+///    ctx.timeoutMs;
+///  * PeerError from a connection (a dead or misbehaving peer) or from ctx.checkFailure;
+///  * AbortedError once *ctx.abortFlag is true;
+///  * InternalError for a schedule that cannot make progress (a planner bug).
+/// After a throw, the connections used may hold half-transferred messages and must not be reused.
+void execute(const algo::Schedule& schedule, Links& links, const ExecContext& ctx);
+
+}  // namespace hetccl::engine

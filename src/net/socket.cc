@@ -1,0 +1,215 @@
+// Socket and Listener: connect with retry, deadline-bounded exact I/O, non-blocking partial I/O.
+//
+// Every send/recv here passes MSG_DONTWAIT (and MSG_NOSIGNAL) and waits with poll(), so the calls behave
+// the same whether the descriptor is in blocking mode or not. Connected and accepted sockets are handed
+// out in blocking mode with TCP_NODELAY and close-on-exec.
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "core/error.hpp"
+#include "net/socket.hpp"
+
+namespace hetccl::net {
+namespace {
+
+constexpr int kIoFlags = MSG_DONTWAIT | MSG_NOSIGNAL;
+
+void setNoDelay(int fd) {
+  int one = 1;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+    throw SystemError::fromErrno("setsockopt(TCP_NODELAY)", errno);
+}
+
+void setFlag(int fd, int flag, bool on) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0) throw SystemError::fromErrno("fcntl(F_GETFL)", errno);
+  int wanted = on ? (flags | flag) : (flags & ~flag);
+  if (wanted != flags && fcntl(fd, F_SETFL, wanted) != 0) throw SystemError::fromErrno("fcntl(F_SETFL)", errno);
+}
+
+/// Waits until `fd` is ready for `events` or the deadline passes. Returns false on timeout.
+bool waitFor(int fd, short events, const Deadline& deadline) {
+  while (true) {
+    pollfd p{fd, events, 0};
+    int rc = ::poll(&p, 1, deadline.remainingMs());
+    if (rc > 0) return true;
+    if (rc == 0) {
+      if (deadline.expired()) return false;
+      continue;  // poll's millisecond rounding woke us a little early
+    }
+    if (errno != EINTR) throw SystemError::fromErrno("poll", errno);
+  }
+}
+
+bool peerWentAway(int err) { return err == ECONNRESET || err == EPIPE || err == ENOTCONN; }
+
+[[noreturn]] void throwIoError(const char* what, int err, const std::string& peer) {
+  if (peerWentAway(err)) throw PeerError(-1, "", concat(peer, ": ", what, " failed: ", std::strerror(err)));
+  throw SystemError::fromErrno(concat(what, " ", peer), err);
+}
+
+/// One non-blocking connect attempt. Returns 0 on success, else the errno of the failure.
+int connectOnce(int fd, const SocketAddress& to, const Deadline& deadline) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to.storage), to.length) == 0) return 0;
+  if (errno != EINPROGRESS && errno != EINTR) return errno;
+  if (!waitFor(fd, POLLOUT, deadline)) return ETIMEDOUT;
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
+  return err;
+}
+
+bool worthRetrying(int err) {
+  return err == ECONNREFUSED || err == ECONNRESET || err == ECONNABORTED || err == EAGAIN || err == EINTR ||
+         err == ETIMEDOUT;
+}
+
+}  // namespace
+
+Socket& Socket::operator=(Socket&& o) noexcept {
+  if (this != &o) {
+    close();
+    fd_ = o.release();
+  }
+  return *this;
+}
+
+Socket::~Socket() { close(); }
+
+void Socket::close() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Socket Socket::connect(const SocketAddress& to, Deadline deadline) {
+  int backoffMs = 5;
+  while (true) {
+    Socket s(::socket(to.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!s.valid()) throw SystemError::fromErrno("socket", errno);
+    int err = connectOnce(s.fd(), to, deadline);
+    if (err == 0) {
+      setNoDelay(s.fd());
+      s.setNonBlocking(false);
+      return s;
+    }
+    if (!worthRetrying(err)) throw SystemError::fromErrno(concat("connect to ", to.toString()), err);
+    if (deadline.expired())
+      throw TimeoutError(-1, "", concat("connect to ", to.toString(), ": deadline passed (last error: ",
+                                        std::strerror(err), ")"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(backoffMs, deadline.remainingMs())));
+    backoffMs = std::min(backoffMs * 2, 200);
+  }
+}
+
+void Socket::sendAll(const void* data, size_t bytes, Deadline deadline, const std::string& peer) const {
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    size_t n = sendSome(p, bytes, peer);
+    p += n;
+    bytes -= n;
+    if (bytes > 0 && n == 0 && !waitFor(fd_, POLLOUT, deadline))
+      throw TimeoutError(-1, "", concat(peer, ": send timed out with ", bytes, " bytes left"));
+  }
+}
+
+void Socket::recvAll(void* data, size_t bytes, Deadline deadline, const std::string& peer) const {
+  auto* p = static_cast<char*>(data);
+  while (bytes > 0) {
+    size_t n = recvSome(p, bytes, peer);
+    p += n;
+    bytes -= n;
+    if (bytes > 0 && n == 0 && !waitFor(fd_, POLLIN, deadline))
+      throw TimeoutError(-1, "", concat(peer, ": receive timed out with ", bytes, " bytes missing"));
+  }
+}
+
+size_t Socket::sendSome(const void* data, size_t bytes, const std::string& peer) const {
+  if (bytes == 0) return 0;
+  while (true) {
+    ssize_t n = ::send(fd_, data, bytes, kIoFlags);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    throwIoError("send to", errno, peer);
+  }
+}
+
+size_t Socket::recvSome(void* data, size_t bytes, const std::string& peer) const {
+  if (bytes == 0) return 0;
+  while (true) {
+    ssize_t n = ::recv(fd_, data, bytes, MSG_DONTWAIT);
+    if (n > 0) return static_cast<size_t>(n);
+    if (n == 0) throw PeerError(-1, "", concat(peer, ": connection closed"));
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    throwIoError("recv from", errno, peer);
+  }
+}
+
+void Socket::setNonBlocking(bool on) const { setFlag(fd_, O_NONBLOCK, on); }
+
+void Socket::setBufferSizes(int bytes) const {
+  if (bytes <= 0) return;
+  if (setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes) != 0)
+    throw SystemError::fromErrno("setsockopt(SO_SNDBUF)", errno);
+  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes) != 0)
+    throw SystemError::fromErrno("setsockopt(SO_RCVBUF)", errno);
+}
+
+SocketAddress Socket::peerAddress() const {
+  SocketAddress a;
+  a.length = sizeof a.storage;
+  if (getpeername(fd_, reinterpret_cast<sockaddr*>(&a.storage), &a.length) != 0)
+    throw SystemError::fromErrno("getpeername", errno);
+  return a;
+}
+
+Listener::Listener(const SocketAddress& at, int backlog) {
+  socket_ = Socket(::socket(at.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!socket_.valid()) throw SystemError::fromErrno("socket", errno);
+  int one = 1;
+  if (setsockopt(socket_.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
+    throw SystemError::fromErrno("setsockopt(SO_REUSEADDR)", errno);
+  if (::bind(socket_.fd(), reinterpret_cast<const sockaddr*>(&at.storage), at.length) != 0)
+    throw SystemError::fromErrno(concat("bind ", at.toString()), errno);
+  if (::listen(socket_.fd(), backlog) != 0) throw SystemError::fromErrno(concat("listen on ", at.toString()), errno);
+  address_.length = sizeof address_.storage;
+  if (getsockname(socket_.fd(), reinterpret_cast<sockaddr*>(&address_.storage), &address_.length) != 0)
+    throw SystemError::fromErrno("getsockname", errno);
+}
+
+Socket Listener::accept(Deadline deadline) const {
+  while (true) {
+    Socket s = tryAccept();
+    if (s.valid()) return s;
+    if (!waitFor(socket_.fd(), POLLIN, deadline))
+      throw TimeoutError(-1, "", concat("no connection arrived at ", address_.toString(), " before the deadline"));
+  }
+}
+
+Socket Listener::tryAccept() const {
+  while (true) {
+    Socket s(::accept4(socket_.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (s.valid()) {
+      int one = 1;  // best effort: a client that already reset makes this fail, and the first I/O reports it
+      (void)setsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      return s;
+    }
+    int err = errno;
+    if (err == EAGAIN || err == EWOULDBLOCK) return Socket();
+    // A client that reset before we accepted it, or a transient network error: try the next one.
+    if (err == EINTR || err == ECONNABORTED || err == EPROTO || err == ENETDOWN || err == EHOSTUNREACH ||
+        err == ENETUNREACH)
+      continue;
+    throw SystemError::fromErrno(concat("accept on ", address_.toString()), err);
+  }
+}
+
+}  // namespace hetccl::net

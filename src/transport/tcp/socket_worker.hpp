@@ -1,0 +1,71 @@
+// One thread per tcp socket doing that socket's blocking I/O: it sends (or receives) the pieces posted
+// to it, in order, polling with short timeouts so that shutdown and abort are noticed promptly.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/peer_info.hpp"
+#include "net/socket.hpp"
+#include "transport/base/transport.hpp"
+#include "transport/tcp/request_tracker.hpp"
+
+namespace hetccl::transport::tcp {
+
+/// A stretch of one message that travels on one socket.
+struct Piece {
+  unsigned char* data;     ///< send: source; recv: destination
+  size_t bytes;
+  Request request;
+  const Reducer* reducer;  ///< recv only: accumulate instead of storing
+};
+
+class SocketWorker {
+ public:
+  enum class Direction { Send, Recv };
+  static constexpr int kPollMs = 50;
+  static constexpr size_t kBounceBytes = 256 * 1024;  ///< staging for reducing receives
+
+  /// Starts the thread. `label` names the socket in errors ("tcp send to rank 3 (host h), socket 1 of 4").
+  /// Completed pieces and failures (PeerError naming `peer`, or AbortedError) go to `tracker`.
+  SocketWorker(net::Socket socket, Direction direction, std::string label, const PeerInfo& peer,
+               const std::atomic<bool>* abortFlag, RequestTracker& tracker);
+  /// Stops within about kPollMs (abandoning any piece in progress), joins the thread, closes the socket.
+  ~SocketWorker();
+  SocketWorker(const SocketWorker&) = delete;
+  SocketWorker& operator=(const SocketWorker&) = delete;
+
+  /// Queues a piece behind the ones already posted.
+  void post(const Piece& piece);
+
+ private:
+  struct Stopping {};  // thrown inside the thread when the destructor asks it to stop
+
+  void run();
+  void move(const Piece& p);
+  void sendPiece(const Piece& p);
+  void recvPiece(const Piece& p);
+  void recvReduced(const Piece& p);
+  void waitReady(short events);  ///< polls in kPollMs steps; throws Stopping / AbortedError
+
+  net::Socket socket_;
+  Direction direction_;
+  std::string label_;
+  PeerInfo peer_;
+  const std::atomic<bool>* abortFlag_;
+  RequestTracker& tracker_;
+  std::vector<unsigned char> bounce_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Piece> queue_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;  // last: started once everything above exists
+};
+
+}  // namespace hetccl::transport::tcp

@@ -1,0 +1,192 @@
+// The transport contract (transport/base/transport.hpp), checked for every transport: exact bytes for
+// awkward sizes, FIFO order, both directions at once, reducing receives, many requests in flight, a
+// peer process that dies, and abort.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "core/error.hpp"
+#include "transport_harness.hpp"
+
+namespace hetccl::transport::testing {
+namespace {
+
+class TransportConformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { transport_ = makeTransport(GetParam()); }
+  std::unique_ptr<Transport> transport_;
+};
+
+TEST_P(TransportConformance, SingleMessagesOfAwkwardSizesArriveExactly) {
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{64 * 1024 + 1}, size_t{16} << 20}) {
+    Link link = connectPair(*transport_, 0, 1);
+    auto data = patternBuffer(bytes, bytes);
+    auto got = transfer(link, data);
+    EXPECT_TRUE(got == data) << GetParam() << ": message of " << bytes << " bytes differs";
+  }
+}
+
+TEST_P(TransportConformance, ThousandSmallMessagesArriveInOrder) {
+  Link link = connectPair(*transport_, 0, 1);
+  constexpr int kCount = 1000;
+  std::vector<std::vector<unsigned char>> sent, got;
+  for (int i = 0; i < kCount; ++i) {
+    sent.push_back(patternBuffer(i, 1 + i % 97));
+    got.emplace_back(sent.back().size(), 0);
+  }
+  std::thread receiver([&] {
+    std::vector<Request> rs;
+    for (auto& g : got) rs.push_back(link.recv->irecv(g.data(), g.size()));
+    for (Request r : rs) waitDone(*link.recv, r);
+  });
+  std::vector<Request> ss;
+  for (auto& s : sent) ss.push_back(link.send->isend(s.data(), s.size()));
+  for (Request r : ss) waitDone(*link.send, r);
+  receiver.join();
+  for (int i = 0; i < kCount; ++i) ASSERT_EQ(got[i], sent[i]) << "message " << i;
+}
+
+TEST_P(TransportConformance, BothDirectionsAtOnce) {
+  Link ab = connectPair(*transport_, 0, 1);
+  Link ba = connectPair(*transport_, 1, 0);
+  const size_t bytes = 5 << 20;
+  auto fromA = patternBuffer(1, bytes), fromB = patternBuffer(2, bytes);
+  std::vector<unsigned char> atB(bytes), atA(bytes);
+  auto rank = [](SendConn& s, const std::vector<unsigned char>& out, RecvConn& r, std::vector<unsigned char>& in) {
+    Request rs = s.isend(out.data(), out.size());
+    Request rr = r.irecv(in.data(), in.size());
+    bool sendDone = false, recvDone = false;
+    Deadline d = Deadline::afterMs(20000);
+    while (!(sendDone && recvDone) && !d.expired()) {
+      sendDone = sendDone || s.test(rs);
+      recvDone = recvDone || r.test(rr);
+    }
+    EXPECT_TRUE(sendDone && recvDone);
+  };
+  std::thread b([&] { rank(*ba.send, fromB, *ab.recv, atB); });
+  rank(*ab.send, fromA, *ba.recv, atA);
+  b.join();
+  EXPECT_TRUE(atB == fromA);
+  EXPECT_TRUE(atA == fromB);
+}
+
+void addInt32(void* dst, const void* incoming, size_t count, const void*) {
+  auto* d = static_cast<int32_t*>(dst);
+  auto* s = static_cast<const int32_t*>(incoming);
+  for (size_t i = 0; i < count; ++i) d[i] += s[i];
+}
+
+TEST_P(TransportConformance, ReducingReceiveSumsInt32) {
+  Link link = connectPair(*transport_, 0, 1);
+  const size_t count = (3 << 20) / 4 + 5;  // crosses many slots / pieces, odd tail
+  std::vector<int32_t> incoming(count), acc(count);
+  for (size_t i = 0; i < count; ++i) {
+    incoming[i] = static_cast<int32_t>(i * 3 - 7);
+    acc[i] = static_cast<int32_t>(1000 - i);
+  }
+  int calls = 0;
+  auto fn = [](void* dst, const void* in, size_t n, const void* ctx) {
+    ++*static_cast<int*>(const_cast<void*>(ctx));
+    addInt32(dst, in, n, nullptr);
+  };
+  Reducer reducer{fn, &calls, sizeof(int32_t)};
+  std::thread receiver([&] {
+    Request r = link.recv->irecv(acc.data(), count * 4, &reducer);
+    waitDone(*link.recv, r);
+  });
+  Request s = link.send->isend(incoming.data(), count * 4);
+  waitDone(*link.send, s);
+  receiver.join();
+  for (size_t i = 0; i < count; ++i)
+    ASSERT_EQ(acc[i], static_cast<int32_t>(1000 - i) + static_cast<int32_t>(i * 3 - 7)) << "element " << i;
+  EXPECT_GT(calls, 0);
+}
+
+TEST_P(TransportConformance, ManyRequestsInFlightCompleteInAnyTestOrder) {
+  Link link = connectPair(*transport_, 0, 1);
+  constexpr int kCount = 48;
+  std::vector<std::vector<unsigned char>> sent, got;
+  for (int i = 0; i < kCount; ++i) {
+    sent.push_back(patternBuffer(100 + i, (i % 3) * 100000 + 4096 + i));
+    got.emplace_back(sent.back().size(), 0);
+  }
+  std::thread receiver([&] {
+    std::vector<Request> rs;
+    for (auto& g : got) rs.push_back(link.recv->irecv(g.data(), g.size()));
+    for (auto it = rs.rbegin(); it != rs.rend(); ++it) waitDone(*link.recv, *it);  // newest first
+  });
+  std::vector<Request> ss;
+  for (auto& s : sent) ss.push_back(link.send->isend(s.data(), s.size()));
+  for (auto it = ss.rbegin(); it != ss.rend(); ++it) waitDone(*link.send, *it);
+  receiver.join();
+  for (int i = 0; i < kCount; ++i) ASSERT_EQ(got[i], sent[i]) << "message " << i;
+}
+
+TEST_P(TransportConformance, KilledPeerProcessBecomesPeerErrorNamingIt) {
+  PeerInfo self = localRank(0);
+  auto listener = transport_->listen(self);
+  uint64_t token = freshToken();
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the peer: connect, say so, then wait to be killed
+    PeerInfo me = localRank(7);
+    me.hostId = "childhost";
+    auto conn = transport_->connect(listener->handle(), ConnectInfo{me, self, token, nullptr}, Deadline::afterMs(10000));
+    char one = 1;
+    if (write(ready[1], &one, 1) != 1) _exit(2);
+    while (true) pause();
+  }
+  close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+  PeerInfo peer = localRank(7);
+  peer.hostId = "childhost";
+  peer.pid = child;
+  auto recv = transport_->accept(*listener, ConnectInfo{self, peer, token, nullptr}, Deadline::afterMs(10000));
+  ASSERT_EQ(kill(child, SIGKILL), 0);  // not reaped yet: a zombie must count as dead
+  std::vector<unsigned char> buf(4096);
+  Request r = recv->irecv(buf.data(), buf.size());
+  Deadline d = Deadline::afterMs(10000);
+  bool threw = false;
+  try {
+    while (!d.expired()) ASSERT_FALSE(recv->test(r)) << "no data was ever sent";
+  } catch (const PeerError& e) {
+    threw = true;
+    EXPECT_EQ(e.peer(), 7);
+    EXPECT_EQ(e.host(), "childhost");
+    EXPECT_NE(std::string(e.what()).find("rank 7"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(threw) << "the dead peer was not noticed within 10 s";
+  EXPECT_THROW(recv->test(r), PeerError) << "the connection must stay failed";
+  int status = 0;
+  waitpid(child, &status, 0);
+}
+
+TEST_P(TransportConformance, AbortFlagStopsAWaitingReceive) {
+  std::atomic<bool> abort{false};
+  Link link = connectPair(*transport_, 0, 1, &abort);
+  std::vector<unsigned char> buf(1000);
+  Request r = link.recv->irecv(buf.data(), buf.size());
+  EXPECT_FALSE(link.recv->test(r));
+  abort = true;
+  Deadline d = Deadline::afterMs(10000);
+  EXPECT_THROW(
+      {
+        while (!d.expired()) link.recv->test(r);
+      },
+      AbortedError);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTransports, TransportConformance, ::testing::Values("shm", "tcp"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace hetccl::transport::testing

@@ -1,0 +1,43 @@
+// Results of a hetccl-perf run, as printed, written to JSON and plotted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hetccl::perf {
+
+/// One placement (out-of-place or in-place) of one size.
+struct PlaceResult {
+  bool ran = false;     ///< false: the collective has no in-place form (printed N/A)
+  double timeUs = 0;    ///< wall time per iteration, averaged over -n iterations, max over ranks
+  double algBw = 0;     ///< GB/s: size / time
+  double busBw = 0;     ///< GB/s: algBw * bus factor
+  int64_t wrong = -1;   ///< wrong elements summed over ranks; -1 when not checked (-c 0)
+};
+
+struct SizeResult {
+  size_t bytes = 0;   ///< the size column: max(send, recv) buffer bytes of one rank
+  size_t count = 0;   ///< bytes / element size
+  PlaceResult outOfPlace;
+  PlaceResult inPlace;
+};
+
+/// Everything rank 0 reports.
+struct PerfRun {
+  std::string collective;
+  std::string typeName;
+  std::string opName;       ///< "none" for collectives without a reduction
+  int root = -1;            ///< -1 for collectives without a root
+  int nranks = 0;
+  std::vector<std::string> rankLines;  ///< "#  Rank  0 ..." lines
+  std::vector<SizeResult> sizes;
+
+  /// Mean bus bandwidth over every placement that ran, as nccl-tests' "# Avg bus bandwidth".
+  double averageBusBw() const;
+  /// Sum of wrong elements over all sizes and placements (0 when unchecked).
+  int64_t totalWrong() const;
+};
+
+}  // namespace hetccl::perf
