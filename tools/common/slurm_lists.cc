@@ -1,5 +1,7 @@
 #include "common/slurm_lists.hpp"
 
+#include <optional>
+
 #include "common/env_reader.hpp"
 #include "core/error.hpp"
 
@@ -47,6 +49,7 @@ std::string firstHostOfNodeList(std::string_view what, std::string_view nodeList
 
 int tasksOnNode(std::string_view what, std::string_view tasksPerNode, int nodeIndex) {
   int firstNodeOfEntry = 0;
+  std::optional<int> found;
   std::string_view rest = tasksPerNode;
   while (!rest.empty()) {
     size_t comma = rest.find(',');
@@ -63,9 +66,10 @@ int tasksOnNode(std::string_view what, std::string_view tasksPerNode, int nodeIn
       entry = entry.substr(0, paren);
     }
     int count = static_cast<int>(parseDecimal(what, entry, 1, 1 << 20));
-    if (nodeIndex < firstNodeOfEntry + repeat) return count;
+    if (!found && nodeIndex < firstNodeOfEntry + repeat) found = count;  // parse on: validate the whole list
     firstNodeOfEntry += repeat;
   }
+  if (found) return *found;
   throw InvalidArgument(concat(what, "='", tasksPerNode, "' lists ", firstNodeOfEntry,
                                " nodes; node index ", nodeIndex, " is not among them"));
 }

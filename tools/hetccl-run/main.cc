@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   try {
     options = parseRunOptions(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const hetccl::Error& e) {
-    std::fprintf(stderr, "hetccl-run: %s\n%s", e.what(), usageText().c_str());
+    std::fprintf(stderr, "hetccl-run: %s\n(hetccl-run --help lists the options)\n", e.what());
     return kUsageError;
   }
   if (options.help) {

@@ -83,7 +83,11 @@ void Supervisor::blockSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
-  for (int sig : kForwardedSignals) sigaddset(&set, sig);
+  for (int sig : kForwardedSignals) {
+    struct sigaction current {};
+    sigaction(sig, nullptr, &current);
+    if (current.sa_handler != SIG_IGN) sigaddset(&set, sig);  // ignored (nohup, background job): stays so
+  }
   if (sigprocmask(SIG_BLOCK, &set, &originalMask_) != 0) throw SystemError::fromErrno("sigprocmask", errno);
   signalFd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (signalFd_ < 0) {
@@ -172,7 +176,8 @@ void Supervisor::onRankExit(RankProcess& rank, int waitStatus) {
   int others = runningCount();
   if (!terminateAt_ && others > 0) {
     terminateAt_ = after(settings_.graceSeconds);
-    say(concat("terminating the ", others, " running ranks in ", settings_.graceSeconds, " s unless they end"));
+    say(concat("terminating the other ranks (", others, " still running) in ", settings_.graceSeconds,
+               " s unless they end first"));
   }
 }
 

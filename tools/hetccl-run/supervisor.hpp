@@ -1,5 +1,6 @@
 // Runs the ranks of a local job to the end: starts them in one process group, relays output,
-// forwards SIGINT/SIGTERM/SIGHUP, and makes sure nothing is left running:
+// forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT (those not ignored when it started; ranks inherit ignored ones),
+// and makes sure nothing is left running:
 //   - a rank that exits non-zero or by a signal is reported at once ("rank 2 (pid 1234) killed by
 //     signal 9 (Killed)"); after the grace period the remaining ranks get SIGTERM, then SIGKILL;
 //   - at the timeout every rank gets SIGTERM, then SIGKILL;

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "core/error.hpp"
-#include "core/log.hpp"
 
 namespace hetccl::transport::shm {
 namespace {

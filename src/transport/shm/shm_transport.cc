@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <new>
+#include <optional>
 #include <thread>
 
 #include "core/config.hpp"

@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "core/error.hpp"
 #include "core/log.hpp"

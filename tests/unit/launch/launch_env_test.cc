@@ -172,7 +172,7 @@ TEST_F(LaunchEnvTest, SlurmCommIdWinsAndJobNodeListIsTheFallback) {
   unsetenv("HETCCL_COMM_ID");
   unsetenv("SLURM_STEP_NODELIST");
   unsetenv("SLURM_STEP_TASKS_PER_NODE");
-  set({{"SLURM_NODELIST", "localhost"}, {"SLURM_TASKS_PER_NODE", "3(x2),1"}});
+  set({{"SLURM_NODELIST", "localhost"}, {"SLURM_TASKS_PER_NODE", "3(x2),1"}, {"SLURM_LOCALID", "0"}});
   LaunchEnv env = readLaunchEnv();
   EXPECT_EQ(env.localSize, 1);
   EXPECT_TRUE(decoded(env).root.isLoopback());

@@ -1,13 +1,16 @@
 // shm specifics: the segment's name, mode and lifetime; header validation; timeouts; nothing leaks.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "transport/shm/process_liveness.hpp"
 #include "transport/shm/shm_transport.hpp"
 #include "transport_harness.hpp"
 
@@ -123,6 +126,27 @@ TEST(Shm, SizeMismatchIsAPeerError) {
   ASSERT_TRUE(waitDone(*link.send, s));
   Request r = link.recv->irecv(in.data(), in.size());
   EXPECT_THROW(link.recv->test(r), PeerError);
+}
+
+TEST(ShmLiveness, OwnProcessIsAliveAndAnExitedChildIsNot) {
+  EXPECT_TRUE(shm::ProcessLiveness(getpid()).alive());
+  EXPECT_TRUE(shm::ProcessLiveness(0).alive()) << "pid 0 means unknown: never report it dead";
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  shm::ProcessLiveness watch(child);
+  EXPECT_TRUE(watch.alive());
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  Deadline d = Deadline::afterMs(5000);
+  while (watch.alive() && !d.expired()) {
+  }
+  EXPECT_FALSE(watch.alive()) << "a killed (zombie) child must count as dead";
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_FALSE(shm::ProcessLiveness(child).alive()) << "a reaped pid must count as dead";
 }
 
 }  // namespace

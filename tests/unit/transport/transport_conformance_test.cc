@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -89,9 +90,9 @@ TEST_P(TransportConformance, ReducingReceiveSumsInt32) {
     incoming[i] = static_cast<int32_t>(i * 3 - 7);
     acc[i] = static_cast<int32_t>(1000 - i);
   }
-  int calls = 0;
+  std::atomic<int> calls{0};  // tcp reduces on several socket threads at once
   auto fn = [](void* dst, const void* in, size_t n, const void* ctx) {
-    ++*static_cast<int*>(const_cast<void*>(ctx));
+    static_cast<std::atomic<int>*>(const_cast<void*>(ctx))->fetch_add(1);
     addInt32(dst, in, n, nullptr);
   };
   Reducer reducer{fn, &calls, sizeof(int32_t)};
@@ -166,6 +167,47 @@ TEST_P(TransportConformance, KilledPeerProcessBecomesPeerErrorNamingIt) {
   }
   EXPECT_TRUE(threw) << "the dead peer was not noticed within 10 s";
   EXPECT_THROW(recv->test(r), PeerError) << "the connection must stay failed";
+  int status = 0;
+  waitpid(child, &status, 0);
+}
+
+TEST_P(TransportConformance, KilledReceiverProcessFailsABlockedSend) {
+  int toParent[2];
+  ASSERT_EQ(pipe(toParent), 0);
+  PeerInfo self = localRank(0);
+  uint64_t token = freshToken();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the receiver: publish the handle, accept, say so, then wait to be killed
+    PeerInfo me = localRank(4);
+    auto listener = transport_->listen(me);
+    if (write(toParent[1], listener->handle().bytes.data(), sizeof(Handle::bytes)) != sizeof(Handle::bytes)) _exit(2);
+    auto conn = transport_->accept(*listener, ConnectInfo{me, self, token, nullptr}, Deadline::afterMs(10000));
+    char one = 1;
+    if (write(toParent[1], &one, 1) != 1) _exit(2);
+    while (true) pause();
+  }
+  close(toParent[1]);
+  Handle handle;
+  ASSERT_EQ(read(toParent[0], handle.bytes.data(), sizeof(Handle::bytes)), static_cast<ssize_t>(sizeof(Handle::bytes)));
+  PeerInfo peer = localRank(4);
+  peer.pid = child;
+  auto send = transport_->connect(handle, ConnectInfo{self, peer, token, nullptr}, Deadline::afterMs(10000));
+  char byte = 0;
+  ASSERT_EQ(read(toParent[0], &byte, 1), 1);
+  close(toParent[0]);
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  std::vector<unsigned char> big(64 << 20, 1);  // more than any ring or socket buffer holds
+  Request r = send->isend(big.data(), big.size());
+  Deadline d = Deadline::afterMs(10000);
+  try {
+    while (!d.expired()) ASSERT_FALSE(send->test(r)) << "nobody received the data";
+    ADD_FAILURE() << "the dead receiver was not noticed within 10 s";
+  } catch (const PeerError& e) {
+    EXPECT_EQ(e.peer(), 4);
+    EXPECT_NE(std::string(e.what()).find("rank 4"), std::string::npos) << e.what();
+  }
+  send.reset();
   int status = 0;
   waitpid(child, &status, 0);
 }

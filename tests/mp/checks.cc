@@ -1,0 +1,203 @@
+#include "checks.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace hetccl::test {
+namespace {
+
+const char* kTypeNames[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64", "bfloat16"};
+const char* kOpNames[] = {"sum", "prod", "max", "min", "avg", "premulsum"};
+
+}  // namespace
+
+hetcclDataType_t parseType(const std::string& name) {
+  for (int t = 0; t < hetcclNumTypes; ++t)
+    if (name == kTypeNames[t]) return static_cast<hetcclDataType_t>(t);
+  throw std::runtime_error("unknown type " + name);
+}
+
+hetcclRedOp_t parseOp(const std::string& name) {
+  for (int op = 0; op <= hetcclNumOps; ++op)
+    if (name == kOpNames[op]) return static_cast<hetcclRedOp_t>(op);
+  throw std::runtime_error("unknown op " + name);
+}
+
+void Checker::fillInput(Bytes& buf, hetcclDataType_t t, hetcclRedOp_t op, int r, size_t offset, size_t count) const {
+  const size_t es = typeSize(t);
+  hetcclRedOp_t base = op == hetcclNumOps ? hetcclSum : op;
+  for (size_t i = 0; i < count; ++i)
+    storeInt(t, inputValue(r, offset + i, base, isUnsignedType(t)), buf.data() + i * es);
+}
+
+void Checker::compare(const char* what, hetcclDataType_t t, const Bytes& got, const Bytes& want, size_t gotOffset) {
+  ++cases_;
+  const size_t es = typeSize(t);
+  for (size_t i = 0; i < want.size() / es; ++i) {
+    if (std::memcmp(got.data() + gotOffset + i * es, want.data() + i * es, es) == 0) continue;
+    ++wrong_;
+    if (reported_++ < 10)
+      std::fprintf(stderr, "coll_check: rank %d: %s %s: element %zu differs\n", rank_, what, kTypeNames[t], i);
+  }
+}
+
+hetcclRedOp_t Checker::opHandle(hetcclDataType_t t, hetcclRedOp_t op) {
+  if (op != hetcclNumOps) return op;
+  unsigned char scalar[8];
+  storeInt(t, premulScalar(rank_), scalar);
+  hetcclRedOp_t h;
+  HETCCL_CHECK(hetcclRedOpCreatePreMulSum(&h, scalar, t, hetcclScalarHostImmediate, comm_), comm_);
+  return h;
+}
+
+void Checker::releaseOp(hetcclRedOp_t handle, hetcclRedOp_t op) {
+  if (op == hetcclNumOps) HETCCL_CHECK(hetcclRedOpDestroy(handle, comm_), comm_);
+}
+
+void Checker::allReduce(hetcclDataType_t t, hetcclRedOp_t op, size_t count, bool inPlace) {
+  const size_t es = typeSize(t);
+  Bytes in(count * es), out(count * es, 0xAB), want(count * es);
+  fillInput(in, t, op, rank_, 0, count);
+  for (size_t i = 0; i < count; ++i) referenceReduce(t, op, n_, i, want.data() + i * es);
+  hetcclRedOp_t h = opHandle(t, op);
+  Bytes& dst = inPlace ? in : out;
+  HETCCL_CHECK(hetcclAllReduce(in.data(), dst.data(), count, t, h, comm_, nullptr), comm_);
+  releaseOp(h, op);
+  compare(inPlace ? "all_reduce(in-place)" : "all_reduce", t, dst, want);
+}
+
+void Checker::reduce(hetcclDataType_t t, hetcclRedOp_t op, size_t count, int root, bool inPlace) {
+  const size_t es = typeSize(t);
+  Bytes in(count * es), out(count * es, 0xAB), want(count * es);
+  fillInput(in, t, op, rank_, 0, count);
+  for (size_t i = 0; i < count; ++i) referenceReduce(t, op, n_, i, want.data() + i * es);
+  hetcclRedOp_t h = opHandle(t, op);
+  Bytes& dst = inPlace ? in : out;
+  HETCCL_CHECK(hetcclReduce(in.data(), dst.data(), count, t, h, root, comm_, nullptr), comm_);
+  releaseOp(h, op);
+  if (rank_ == root) compare("reduce", t, dst, want);
+}
+
+void Checker::reduceScatter(hetcclDataType_t t, hetcclRedOp_t op, size_t count, bool inPlace) {
+  const size_t es = typeSize(t);
+  Bytes in(count * n_ * es), out(count * es, 0xAB), want(count * es);
+  fillInput(in, t, op, rank_, 0, count * n_);
+  for (size_t i = 0; i < count; ++i) referenceReduce(t, op, n_, rank_ * count + i, want.data() + i * es);
+  hetcclRedOp_t h = opHandle(t, op);
+  void* dst = inPlace ? in.data() + rank_ * count * es : out.data();
+  HETCCL_CHECK(hetcclReduceScatter(in.data(), dst, count, t, h, comm_, nullptr), comm_);
+  releaseOp(h, op);
+  if (inPlace) compare("reduce_scatter(in-place)", t, in, want, rank_ * count * es);
+  else compare("reduce_scatter", t, out, want);
+}
+
+void Checker::allGather(hetcclDataType_t t, size_t count, bool inPlace) {
+  const size_t es = typeSize(t);
+  Bytes in(count * es), out(count * n_ * es, 0xAB), want(count * n_ * es);
+  fillInput(in, t, hetcclSum, rank_, 0, count);
+  for (int r = 0; r < n_; ++r) {
+    Bytes block(count * es);
+    fillInput(block, t, hetcclSum, r, 0, count);
+    std::memcpy(want.data() + r * count * es, block.data(), block.size());
+  }
+  const void* src = in.data();
+  if (inPlace) {
+    std::memcpy(out.data() + rank_ * count * es, in.data(), in.size());
+    src = out.data() + rank_ * count * es;
+  }
+  HETCCL_CHECK(hetcclAllGather(src, out.data(), count, t, comm_, nullptr), comm_);
+  compare(inPlace ? "all_gather(in-place)" : "all_gather", t, out, want);
+}
+
+void Checker::broadcast(hetcclDataType_t t, size_t count, int root, bool inPlace) {
+  const size_t es = typeSize(t);
+  Bytes in(count * es), out(count * es, 0xAB), want(count * es);
+  fillInput(in, t, hetcclSum, rank_, 0, count);
+  fillInput(want, t, hetcclSum, root, 0, count);
+  Bytes& dst = inPlace ? in : out;
+  HETCCL_CHECK(hetcclBroadcast(in.data(), dst.data(), count, t, root, comm_, nullptr), comm_);
+  compare(inPlace ? "broadcast(in-place)" : "broadcast", t, dst, want);
+}
+
+void Checker::allToAll(hetcclDataType_t t, size_t count) {
+  const size_t es = typeSize(t);
+  Bytes in(count * n_ * es), out(count * n_ * es, 0xAB), want(count * n_ * es);
+  fillInput(in, t, hetcclSum, rank_, 0, count * n_);
+  for (int p = 0; p < n_; ++p) {
+    Bytes block(count * es);
+    fillInput(block, t, hetcclSum, p, rank_ * count, count);
+    std::memcpy(want.data() + p * count * es, block.data(), block.size());
+  }
+  HETCCL_CHECK(hetcclAlltoAll(in.data(), out.data(), count, t, comm_, nullptr), comm_);
+  compare("alltoall", t, out, want);
+}
+
+void Checker::allToAllv(hetcclDataType_t t, size_t count) {
+  const size_t es = typeSize(t);
+  auto cnt = [&](int from, int to) { return count * static_cast<size_t>((from + 2 * to) % 3) / 2; };
+  std::vector<size_t> sc(n_), sd(n_), rc(n_), rd(n_);
+  size_t sTotal = 0, rTotal = 0;
+  for (int p = 0; p < n_; ++p) {
+    sc[p] = cnt(rank_, p), sd[p] = sTotal, sTotal += sc[p];
+    rc[p] = cnt(p, rank_), rd[p] = rTotal, rTotal += rc[p];
+  }
+  Bytes in(sTotal * es), out(rTotal * es, 0xAB), want(rTotal * es);
+  fillInput(in, t, hetcclSum, rank_, 0, sTotal);
+  for (int p = 0; p < n_; ++p) {
+    size_t theirDispl = 0;  // where rank p's block for me starts in p's send buffer
+    for (int q = 0; q < rank_; ++q) theirDispl += cnt(p, q);
+    Bytes block(rc[p] * es);
+    fillInput(block, t, hetcclSum, p, theirDispl, rc[p]);
+    std::memcpy(want.data() + rd[p] * es, block.data(), block.size());
+  }
+  HETCCL_CHECK(hetcclAlltoAllv(in.data(), sc.data(), sd.data(), out.data(), rc.data(), rd.data(), t, comm_, nullptr),
+               comm_);
+  compare("alltoallv", t, out, want);
+}
+
+void Checker::sendRecvRing(hetcclDataType_t t, size_t count) {
+  const size_t es = typeSize(t);
+  const int right = (rank_ + 1) % n_, left = (rank_ + n_ - 1) % n_;
+  Bytes in(count * es), out(count * es, 0xAB), want(count * es);
+  fillInput(in, t, hetcclSum, rank_, 0, count);
+  fillInput(want, t, hetcclSum, left, 0, count);
+  HETCCL_CHECK(hetcclGroupStart(), comm_);
+  HETCCL_CHECK(hetcclSend(in.data(), count, t, right, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclRecv(out.data(), count, t, left, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclGroupEnd(), comm_);
+  compare("sendrecv", t, out, want);
+}
+
+void Checker::fusedGroup(hetcclDataType_t t, size_t count) {
+  const size_t es = typeSize(t);
+  const int right = (rank_ + 1) % n_, left = (rank_ + n_ - 1) % n_;
+  Bytes arIn(count * es), arOut(count * es), arWant(count * es);
+  Bytes agIn(count * es), agOut(count * n_ * es), agWant(count * n_ * es);
+  Bytes p2pOut(count * es), p2pWant(count * es);
+  fillInput(arIn, t, hetcclMax, rank_, 0, count);
+  for (size_t i = 0; i < count; ++i) referenceReduce(t, hetcclMax, n_, i, arWant.data() + i * es);
+  fillInput(agIn, t, hetcclSum, rank_, 0, count);
+  for (int r = 0; r < n_; ++r) {
+    Bytes block(count * es);
+    fillInput(block, t, hetcclSum, r, 0, count);
+    std::memcpy(agWant.data() + r * count * es, block.data(), block.size());
+  }
+  fillInput(p2pWant, t, hetcclSum, left, 0, count);
+  HETCCL_CHECK(hetcclGroupStart(), comm_);
+  HETCCL_CHECK(hetcclRecv(p2pOut.data(), count, t, left, comm_, nullptr), comm_);  // p2p first on purpose
+  HETCCL_CHECK(hetcclAllReduce(arIn.data(), arOut.data(), count, t, hetcclMax, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclSend(agIn.data(), count, t, right, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclAllGather(agIn.data(), agOut.data(), count, t, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclGroupEnd(), comm_);
+  compare("group:all_reduce", t, arOut, arWant);
+  compare("group:all_gather", t, agOut, agWant);
+  compare("group:sendrecv", t, p2pOut, p2pWant);
+}
+
+long long Checker::totalWrong() {
+  long long w = wrong_;
+  HETCCL_CHECK(hetcclAllReduce(&w, &w, 1, hetcclInt64, hetcclSum, comm_, nullptr), comm_);
+  return w;
+}
+
+}  // namespace hetccl::test

@@ -1,0 +1,62 @@
+// The per-collective checks of coll_check, run on every rank with the same arguments.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hetccl/hetccl.h"
+#include "values.hpp"
+
+/// Throws std::runtime_error with the call, the code and hetcclGetLastError's message.
+#define HETCCL_CHECK(call, comm)                                                                     \
+  do {                                                                                               \
+    hetcclResult_t r_ = (call);                                                                      \
+    if (r_ != hetcclSuccess)                                                                         \
+      throw std::runtime_error(std::string(#call) + " failed: " + hetcclGetErrorString(r_) + ": " +  \
+                               hetcclGetLastError(comm));                                            \
+  } while (0)
+
+namespace hetccl::test {
+
+hetcclDataType_t parseType(const std::string& name);
+/// "sum", "prod", "max", "min", "avg", "premulsum" (returned as hetcclNumOps).
+hetcclRedOp_t parseOp(const std::string& name);
+
+class Checker {
+ public:
+  Checker(hetcclComm_t comm, int rank, int nranks) : comm_(comm), rank_(rank), n_(nranks) {}
+
+  void allReduce(hetcclDataType_t t, hetcclRedOp_t op, size_t count, bool inPlace);
+  void reduce(hetcclDataType_t t, hetcclRedOp_t op, size_t count, int root, bool inPlace);
+  void reduceScatter(hetcclDataType_t t, hetcclRedOp_t op, size_t count, bool inPlace);
+  void allGather(hetcclDataType_t t, size_t count, bool inPlace);
+  void broadcast(hetcclDataType_t t, size_t count, int root, bool inPlace);
+  void allToAll(hetcclDataType_t t, size_t count);
+  void allToAllv(hetcclDataType_t t, size_t count);
+  /// Every rank sends to rank+1 and receives from rank-1 in one group.
+  void sendRecvRing(hetcclDataType_t t, size_t count);
+  /// An all-reduce, an all-gather and a send/recv ring fused in one group.
+  void fusedGroup(hetcclDataType_t t, size_t count);
+
+  long long cases() const { return cases_; }
+  /// Wrong elements summed over all ranks (collective).
+  long long totalWrong();
+
+ private:
+  using Bytes = std::vector<unsigned char>;
+  /// Element i of rank r's input for `op` (PreMulSum uses Sum's inputs).
+  void fillInput(Bytes& buf, hetcclDataType_t t, hetcclRedOp_t op, int r, size_t offset, size_t count) const;
+  /// Compares element-wise; counts and reports (first few) mismatches.
+  void compare(const char* what, hetcclDataType_t t, const Bytes& got, const Bytes& want, size_t gotOffset = 0);
+  /// The operator handle to pass (creates this rank's PreMulSum op when op == hetcclNumOps).
+  hetcclRedOp_t opHandle(hetcclDataType_t t, hetcclRedOp_t op);
+  void releaseOp(hetcclRedOp_t handle, hetcclRedOp_t op);
+
+  hetcclComm_t comm_;
+  int rank_, n_;
+  long long cases_ = 0, wrong_ = 0;
+  int reported_ = 0;
+};
+
+}  // namespace hetccl::test

@@ -1,0 +1,40 @@
+// Test data and reference results for the multi-process checks. Inputs are small integers, so every
+// reduction is exact in every type whatever the order; the reference folds ranks in rank order in
+// int64 (integers wrap exactly as the narrow type would) and converts once. float16 uses the
+// compiler's _Float16 and bfloat16 a bit-level rounding written here, independent of hetccl's own.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "hetccl/hetccl.h"
+
+namespace hetccl::test {
+
+/// Input element i of rank r, for operator `op` (products stay within +-2^8, sums within +-4*nranks).
+inline int64_t inputValue(int r, uint64_t i, hetcclRedOp_t op, bool isUnsigned) {
+  uint64_t h = static_cast<uint64_t>(r) * 131 + i * 7;
+  if (op == hetcclProd) {
+    static const int64_t kSigned[5] = {1, 2, 1, -1, 1}, kUnsigned[5] = {1, 2, 1, 3, 1};
+    return (isUnsigned ? kUnsigned : kSigned)[h % 5];
+  }
+  return isUnsigned ? static_cast<int64_t>(h % 9) : static_cast<int64_t>(h % 9) - 4;
+}
+
+/// PreMulSum scalar of rank r.
+inline int64_t premulScalar(int r) { return r % 3 + 1; }
+
+size_t typeSize(hetcclDataType_t t);
+bool isUnsignedType(hetcclDataType_t t);
+bool isFloatType(hetcclDataType_t t);
+
+/// Stores integer `v` (wrapping for integer types) or the double `d` (floats) as one element.
+void storeInt(hetcclDataType_t t, int64_t v, void* dst);
+void storeDouble(hetcclDataType_t t, double d, void* dst);
+
+/// Reference reduction over ranks 0..n-1 of inputValue(r, i) (scaled for PreMulSum), stored into dst.
+/// `op` is hetcclSum..hetcclAvg, or hetcclNumOps to mean PreMulSum with premulScalar().
+void referenceReduce(hetcclDataType_t t, hetcclRedOp_t op, int nranks, uint64_t i, void* dst);
+
+}  // namespace hetccl::test

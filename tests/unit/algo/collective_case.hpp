@@ -1,0 +1,44 @@
+// One collective test case run end to end: N threads as ranks over the mem transport, the real planner
+// and engine, inputs of small integers (exact in every type and any summation order), and an exact
+// reference computed here. Checks every rank's output bytes and that nothing past the output was written.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algo/coll_op.hpp"
+#include "algo/tuning.hpp"
+
+namespace hetccl::test {
+
+struct Layout {
+  std::string name;
+  std::vector<int> domainOf;  ///< one entry per rank
+};
+
+/// The layouts every algorithm runs on: 1; 2; 3; 4 in one domain; 2+2; 3+1; 1+3; 2+1+2; 4+4; interleaved.
+std::vector<Layout> standardLayouts();
+
+/// A pseudo-collective for the matrix: a ring of Send + Recv in one group.
+inline constexpr auto kSendRecvRing = static_cast<algo::CollKind>(100);
+
+struct CollCase {
+  Layout layout;
+  algo::CollKind kind = algo::CollKind::AllReduce;
+  size_t count = 0;
+  DataType type = DataType::Float32;
+  RedOpKind op = RedOpKind::Sum;
+  bool inPlace = false;
+  algo::AlgoChoice algo = algo::AlgoChoice::Auto;
+  size_t chunkBytes = 4096;
+  int root = 0;
+  size_t eagerBytes = 0;  ///< mem transport: messages up to this size are buffered
+
+  std::string describe() const;
+};
+
+/// Runs the case; returns "" when every rank's output is exact, else a description of the first mismatch
+/// (or of the exception a rank threw).
+std::string runCollCase(const CollCase& c);
+
+}  // namespace hetccl::test

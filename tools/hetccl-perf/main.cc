@@ -1,0 +1,140 @@
+// hetccl-perf: nccl-tests-compatible bandwidth and correctness measurement, through the public C API.
+// Exit status: 0 all results correct, 1 some element wrong, 2 usage or runtime error.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "collective.hpp"
+#include "common/launch_env.hpp"
+#include "data_pattern.hpp"
+#include "perf_options.hpp"
+#include "perf_runner.hpp"
+#include "report.hpp"
+
+namespace hetccl::perf {
+namespace {
+
+/// "#  Rank  0 Group  0 Pid  1234 on host device -1 [host]" for every rank, gathered through the library.
+std::vector<std::string> gatherRankLines(hetcclComm_t comm, int rank, int nranks) {
+  struct Record {
+    char host[56];
+    int32_t pid;
+    int32_t device;
+  } mine{};
+  gethostname(mine.host, sizeof mine.host - 1);
+  mine.pid = static_cast<int32_t>(getpid());
+  int device = -1;
+  checkResult(hetcclCommCuDevice(comm, &device), "hetcclCommCuDevice", comm);
+  mine.device = device;
+  std::vector<Record> all(static_cast<size_t>(nranks));
+  checkResult(hetcclAllGather(&mine, all.data(), sizeof(Record), hetcclUint8, comm, nullptr),
+              "all-gather of the rank descriptions", comm);
+  std::vector<std::string> lines;
+  for (int r = 0; r < nranks; ++r) {
+    char line[160];
+    all[r].host[sizeof all[r].host - 1] = '\0';
+    std::snprintf(line, sizeof line, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s]", r, all[r].pid,
+                  all[r].host, all[r].device, all[r].device < 0 ? "host" : "gpu");
+    lines.emplace_back(line);
+  }
+  return lines;
+}
+
+/// The reduction handle to pass; a PreMulSum op is created with this rank's factor.
+hetcclRedOp_t makeRedOp(const PerfOptions& o, hetcclComm_t comm, int rank) {
+  switch (o.op) {
+    case OpKind::Sum: return hetcclSum;
+    case OpKind::Prod: return hetcclProd;
+    case OpKind::Max: return hetcclMax;
+    case OpKind::Min: return hetcclMin;
+    case OpKind::Avg: return hetcclAvg;
+    case OpKind::PreMulSum: break;
+  }
+  uint64_t scalar = encodeElement(o.type.type, preMulScalar(rank));  // little-endian: low bytes first
+  hetcclRedOp_t op{};
+  checkResult(hetcclRedOpCreatePreMulSum(&op, &scalar, o.type.type, hetcclScalarHostImmediate, comm),
+              "hetcclRedOpCreatePreMulSum", comm);
+  return op;
+}
+
+/// The sizes of the sweep: from -b to -e, multiplying by -f or adding -i.
+std::vector<size_t> sweepSizes(const PerfOptions& o) {
+  std::vector<size_t> sizes;
+  for (size_t size = o.minBytes; size <= o.maxBytes;) {
+    sizes.push_back(size);
+    const size_t next = o.stepFactor > 1 ? static_cast<size_t>(static_cast<double>(size) * o.stepFactor)
+                                         : size + o.stepBytes;
+    if (next <= size) break;  // a factor on 0 or 1 bytes: avoid looping forever
+    size = next;
+  }
+  return sizes;
+}
+
+int runPerf(const PerfOptions& o) {
+  const tools::LaunchEnv env = tools::readLaunchEnv();
+  const auto collective = makeCollective(o.collective);
+  if (collective->usesRoot() && o.root >= env.size)
+    throw std::invalid_argument("-r " + std::to_string(o.root) + " is not a rank of " + std::to_string(env.size));
+
+  hetcclComm_t comm = nullptr;
+  checkResult(hetcclCommInitRank(&comm, env.size, env.id, env.rank), "hetcclCommInitRank", nullptr);
+  try {
+    RunContext ctx{comm, env.rank, env.size, o.root, o.type, o.op, hetcclSum};
+    ctx.redOp = makeRedOp(o, comm, env.rank);
+    PerfRun run;
+    run.collective = o.collective;
+    run.typeName = o.type.name;
+    run.opName = collective->usesOp() ? opName(o.op) : "none";
+    run.root = collective->usesRoot() ? o.root : -1;
+    run.nranks = env.size;
+    run.rankLines = gatherRankLines(comm, env.rank, env.size);
+    const bool printing = env.rank == 0;
+    if (printing) printHeader(stdout, o, run);
+
+    PerfRunner runner(o, *collective, ctx);
+    for (size_t bytes : sweepSizes(o)) {
+      run.sizes.push_back(runner.measure(bytes));
+      if (printing) printRow(stdout, run, run.sizes.back());
+    }
+    if (printing) {
+      printFooter(stdout, run);
+      if (!o.jsonPath.empty()) writeTextFile(o.jsonPath, toJson(o, run));
+      if (!o.plotPath.empty()) writeTextFile(o.plotPath, toSvgPlot(run));
+    }
+    if (o.op == OpKind::PreMulSum) checkResult(hetcclRedOpDestroy(ctx.redOp, comm), "hetcclRedOpDestroy", comm);
+    checkResult(hetcclCommDestroy(comm), "hetcclCommDestroy", nullptr);
+    return run.totalWrong() > 0 ? 1 : 0;
+  } catch (...) {
+    hetcclCommAbort(comm);  // leave promptly: peers see a closed connection and report this rank
+    throw;
+  }
+}
+
+}  // namespace
+}  // namespace hetccl::perf
+
+int main(int argc, char** argv) {
+  using namespace hetccl::perf;
+  PerfOptions options;
+  try {
+    options = parsePerfOptions(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hetccl-perf: %s\n%s", e.what(), perfUsage().c_str());
+    return 2;
+  }
+  if (options.help) {
+    std::fputs(perfUsage().c_str(), stdout);
+    return 0;
+  }
+  try {
+    return runPerf(options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hetccl-perf: %s\n", e.what());
+    return 2;
+  }
+}

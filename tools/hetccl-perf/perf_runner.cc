@@ -1,0 +1,85 @@
+#include "perf_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "data_pattern.hpp"
+
+namespace hetccl::perf {
+
+void checkResult(hetcclResult_t result, const char* what, hetcclComm_t comm) {
+  if (result == hetcclSuccess) return;
+  throw std::runtime_error(std::string(what) + " failed: " + hetcclGetErrorString(result) + ": " +
+                           hetcclGetLastError(comm));
+}
+
+PerfRunner::PerfRunner(const PerfOptions& options, const Collective& collective, const RunContext& ctx)
+    : options_(options), collective_(collective), ctx_(ctx) {
+  const Layout largest = collective.layout(options.maxBytes / ctx.type.size, ctx.nranks);
+  const size_t elements = std::max(largest.sendCount, largest.recvCount);
+  sendBuffer_.resize(std::max<size_t>(elements * ctx.type.size, 1));
+  recvBuffer_.resize(std::max<size_t>(elements * ctx.type.size, 1));
+}
+
+void PerfRunner::runOnce(const void* send, void* recv, const Layout& layout) {
+  checkResult(collective_.run(ctx_, send, recv, layout), collective_.name(), ctx_.comm);
+}
+
+void PerfRunner::prepare(void* send, void* recv, const Layout& layout) {
+  // Sentinels first: in place, the send region lies inside the receive buffer and must hold the inputs.
+  fillElements(ctx_.type, recv, layout.recvCount, [](size_t) { return kSentinel; });
+  collective_.fillInput(ctx_, send, layout);
+}
+
+double PerfRunner::maxOverRanks(double value) {
+  double result = 0;
+  checkResult(hetcclAllReduce(&value, &result, 1, hetcclFloat64, hetcclMax, ctx_.comm, nullptr),
+              "all-reduce (max) of the times", ctx_.comm);
+  return result;
+}
+
+int64_t PerfRunner::sumOverRanks(int64_t value) {
+  int64_t result = 0;
+  checkResult(hetcclAllReduce(&value, &result, 1, hetcclInt64, hetcclSum, ctx_.comm, nullptr),
+              "all-reduce (sum) of the wrong-element counts", ctx_.comm);
+  return result;
+}
+
+PlaceResult PerfRunner::measurePlace(const Layout& layout, bool inPlace, size_t bytes) {
+  PlaceResult r;
+  r.ran = true;
+  const size_t rank = static_cast<size_t>(ctx_.rank), eltSize = ctx_.type.size;
+  unsigned char* send = inPlace ? recvBuffer_.data() + layout.sendInPlaceOffset * rank * eltSize : sendBuffer_.data();
+  unsigned char* recv = inPlace ? recvBuffer_.data() + layout.recvInPlaceOffset * rank * eltSize : recvBuffer_.data();
+
+  prepare(send, recv, layout);
+  for (int i = 0; i < options_.warmupIters; ++i) runOnce(send, recv, layout);
+  checkResult(hetcclBarrier(ctx_.comm, nullptr), "barrier before timing", ctx_.comm);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < options_.iters; ++i) runOnce(send, recv, layout);
+  const std::chrono::duration<double, std::micro> elapsed = std::chrono::steady_clock::now() - start;
+  r.timeUs = maxOverRanks(elapsed.count() / options_.iters);
+  r.algBw = r.timeUs > 0 ? static_cast<double>(bytes) / (r.timeUs * 1e3) : 0;  // bytes/us/1e3 = GB/s
+  r.busBw = r.algBw * collective_.busFactor(ctx_.nranks);
+
+  if (options_.check) {  // fresh inputs, one more call, exact comparison
+    prepare(send, recv, layout);
+    runOnce(send, recv, layout);
+    r.wrong = sumOverRanks(static_cast<int64_t>(collective_.countWrong(ctx_, recv, layout)));
+  }
+  return r;
+}
+
+SizeResult PerfRunner::measure(size_t bytes) {
+  const Layout layout = collective_.layout(bytes / ctx_.type.size, ctx_.nranks);
+  SizeResult s;
+  s.count = std::max(layout.sendCount, layout.recvCount);
+  s.bytes = s.count * ctx_.type.size;
+  s.outOfPlace = measurePlace(layout, false, s.bytes);
+  if (collective_.supportsInPlace()) s.inPlace = measurePlace(layout, true, s.bytes);
+  return s;
+}
+
+}  // namespace hetccl::perf

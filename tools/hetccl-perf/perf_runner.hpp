@@ -1,0 +1,41 @@
+// The measuring loop of hetccl-perf for one size: fill, warm up, time, check, and combine across ranks
+// (time: max over ranks; wrong elements: sum over ranks), all through the public C API.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "collective.hpp"
+#include "perf_options.hpp"
+#include "perf_result.hpp"
+
+namespace hetccl::perf {
+
+class PerfRunner {
+ public:
+  /// `ctx` describes this rank and the communicator; buffers for up to options.maxBytes are allocated.
+  PerfRunner(const PerfOptions& options, const Collective& collective, const RunContext& ctx);
+
+  /// Measures one size (bytes of the message, rounded down as the collective's layout requires). Every
+  /// rank must call it with the same size. Throws std::runtime_error when a hetccl call fails.
+  SizeResult measure(size_t bytes);
+
+ private:
+  PlaceResult measurePlace(const Layout& layout, bool inPlace, size_t bytes);
+  /// Calls the collective once and throws on failure.
+  void runOnce(const void* send, void* recv, const Layout& layout);
+  void prepare(void* send, void* recv, const Layout& layout);
+  double maxOverRanks(double value);
+  int64_t sumOverRanks(int64_t value);
+
+  const PerfOptions& options_;
+  const Collective& collective_;
+  RunContext ctx_;
+  std::vector<unsigned char> sendBuffer_;
+  std::vector<unsigned char> recvBuffer_;
+};
+
+/// Throws std::runtime_error "<what> failed: <error string>: <last error>" unless result is success.
+void checkResult(hetcclResult_t result, const char* what, hetcclComm_t comm);
+
+}  // namespace hetccl::perf
