@@ -18,7 +18,7 @@ void planAllGather(const OpContext& ctx) {
   const std::vector<int> members = ctx.topo.domainOrder();
   const Location buf = Location::user(ctx.op.recvbuff);
   // Dropped when in place (sendbuff == recvbuff + rank * count).
-  ctx.builder.copy(ctx.at(buf, ctx.topo.rank * count), Location::user(ctx.op.sendbuff), ctx.bytes(count));
+  ctx.copyChunked(ctx.at(buf, ctx.topo.rank * count), Location::user(ctx.op.sendbuff), count);
   ringAllGather(ctx, members, buf, blocksByPosition(members, count));
 }
 

@@ -7,11 +7,19 @@
 namespace hetccl::algo {
 
 void OpContext::loadContribution(Location dst, Location src, size_t count) const {
-  if (op.op.kind == RedOpKind::PreMulSum) {
-    builder.scale(dst, src, bytes(count), reduction);
-  } else {
-    builder.copy(dst, src, bytes(count));
-  }
+  // Chunked, so the first sends of a pipeline wait only for their own chunk.
+  forEachChunk(Range{0, count}, chunkElems(), [&](Range c) {
+    if (op.op.kind == RedOpKind::PreMulSum) {
+      builder.scale(at(dst, c.begin), at(src, c.begin), bytes(c.len), reduction);
+    } else {
+      builder.copy(at(dst, c.begin), at(src, c.begin), bytes(c.len));
+    }
+  });
+}
+
+void OpContext::copyChunked(Location dst, Location src, size_t count) const {
+  forEachChunk(Range{0, count}, chunkElems(),
+               [&](Range c) { builder.copy(at(dst, c.begin), at(src, c.begin), bytes(c.len)); });
 }
 
 void OpContext::finishAvg(Location dst, size_t count) const {

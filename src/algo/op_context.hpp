@@ -34,6 +34,8 @@ struct OpContext {
   /// Puts this rank's contribution to a reduction at dst: dst = src scaled by the PreMulSum scalar,
   /// or a plain copy for the other operators. Every contribution is scaled exactly once, here.
   void loadContribution(Location dst, Location src, size_t count) const;
+  /// dst = src in pipeline chunks (dropped when dst == src).
+  void copyChunked(Location dst, Location src, size_t count) const;
   /// Avg only: dst /= number of ranks (call once, after the full sum, before distributing).
   void finishAvg(Location dst, size_t count) const;
 };

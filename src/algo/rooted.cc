@@ -21,7 +21,7 @@ void planBroadcast(const OpContext& ctx) {
   const std::vector<int> members = ctx.topo.domainOrder();
   const size_t rootPos = positionOf(members, ctx.op.root);
   const Location buf = Location::user(ctx.op.recvbuff);
-  if (ctx.topo.rank == ctx.op.root) ctx.builder.copy(buf, Location::user(ctx.op.sendbuff), ctx.bytes(ctx.op.count));
+  if (ctx.topo.rank == ctx.op.root) ctx.copyChunked(buf, Location::user(ctx.op.sendbuff), ctx.op.count);
   const Range all{0, ctx.op.count};
   if (useTree(ctx)) {
     treeBroadcast(ctx, members, rootPos, buf, all);

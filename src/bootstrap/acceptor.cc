@@ -29,7 +29,7 @@ void AuthenticatingAcceptor::drop(ServerHandshake& h, const std::string& why) co
               listener_.address().toString(), ": dropped ", h.describe(), ": ", why);
 }
 
-void AuthenticatingAcceptor::acceptNew() {
+void AuthenticatingAcceptor::acceptNew(std::vector<AuthenticatedPeer>& done) {
   for (int i = 0; i < kMaxAcceptsPerService; ++i) {
     net::Socket s = listener_.tryAccept();
     if (!s.valid()) return;
@@ -39,36 +39,36 @@ void AuthenticatingAcceptor::acceptNew() {
     }
     auto h = std::make_unique<ServerHandshake>(std::move(s), secret_, purpose_, serverRank_, rankAllowed_,
                                                Deadline::afterMs(handshakeTimeoutMs_));
-    // The hello may already be there. Done is impossible yet: the proof needs our nonce.
-    if (h->progress() == ServerHandshake::Status::Failed)
-      drop(*h, h->reason());
-    else
-      pending_.push_back(std::move(h));
+    // The hello may already be there, and a quick client's proof may follow our reply at once.
+    ServerHandshake::Status status = h->progress();
+    finish(std::move(h), status, done);
+  }
+}
+
+void AuthenticatingAcceptor::finish(std::unique_ptr<ServerHandshake> h, ServerHandshake::Status status,
+                                    std::vector<AuthenticatedPeer>& done) {
+  if (status == ServerHandshake::Status::Done) {
+    HETCCL_INFO(log::kBootstrap, "bootstrap: authenticated rank ", h->clientRank(), " from ", h->describe());
+    done.push_back({h->takeSocket(), h->clientRank()});
+  } else if (status == ServerHandshake::Status::Failed) {
+    drop(*h, h->reason());
+  } else if (h->expired()) {
+    drop(*h, "handshake not finished within its deadline");
+  } else {
+    pending_.push_back(std::move(h));
   }
 }
 
 std::vector<AuthenticatedPeer> AuthenticatingAcceptor::service(const pollfd* fds) {
   std::vector<AuthenticatedPeer> done;
   // Advance the handshakes polled this round (new ones get their turn at the next poll).
-  std::vector<bool> ready(pending_.size());
-  for (size_t i = 0; i < pending_.size(); ++i) ready[i] = fds[1 + i].revents != 0;
-  std::deque<std::unique_ptr<ServerHandshake>> keep;
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    auto& h = pending_[i];
-    auto status = ready[i] ? h->progress() : ServerHandshake::Status::InProgress;
-    if (status == ServerHandshake::Status::Done) {
-      HETCCL_INFO(log::kBootstrap, "bootstrap: authenticated rank ", h->clientRank(), " from ", h->describe());
-      done.push_back({h->takeSocket(), h->clientRank()});
-    } else if (status == ServerHandshake::Status::Failed) {
-      drop(*h, h->reason());
-    } else if (h->expired()) {
-      drop(*h, "handshake not finished within its deadline");
-    } else {
-      keep.push_back(std::move(h));
-    }
+  std::deque<std::unique_ptr<ServerHandshake>> polled = std::move(pending_);
+  pending_.clear();
+  for (size_t i = 0; i < polled.size(); ++i) {
+    ServerHandshake::Status status = fds[1 + i].revents ? polled[i]->progress() : ServerHandshake::Status::InProgress;
+    finish(std::move(polled[i]), status, done);
   }
-  pending_ = std::move(keep);
-  if (fds[0].revents) acceptNew();
+  if (fds[0].revents) acceptNew(done);
   return done;
 }
 

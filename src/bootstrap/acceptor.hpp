@@ -38,7 +38,9 @@ class AuthenticatingAcceptor {
   size_t pending() const { return pending_.size(); }
 
  private:
-  void acceptNew();
+  void acceptNew(std::vector<AuthenticatedPeer>& done);
+  /// Files a handshake after progress(): into `done`, dropped, or back into pending_.
+  void finish(std::unique_ptr<ServerHandshake> h, ServerHandshake::Status status, std::vector<AuthenticatedPeer>& done);
   void drop(ServerHandshake& h, const std::string& why) const;
 
   const net::Listener& listener_;

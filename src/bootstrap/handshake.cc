@@ -1,4 +1,3 @@
-#include <cstdio>
 #include "bootstrap/handshake.hpp"
 
 #include <cstring>
@@ -58,7 +57,6 @@ void authenticateAsClient(const net::Socket& s, const Secret& secret, Purpose pu
     throw PeerError(-1, "", concat(peer, " is rank ", r, ", expected rank ", serverRank));
   Mac mine = proof(secret, kClientLabel, hello, reply);
   s.sendAll(mine.data(), mine.size(), deadline, peer);
-  fprintf(stderr, "DBG client rank %d done with %s local %d\n", myRank, peer.c_str(), 0);
 }
 
 ServerHandshake::ServerHandshake(net::Socket s, const Secret& secret, Purpose purpose, int serverRank,
@@ -109,7 +107,6 @@ ServerHandshake::Status ServerHandshake::onProof() {
 }
 
 ServerHandshake::Status ServerHandshake::progress() {
-  fprintf(stderr, "DBG progress %s state %d have %zu sent %zu\n", describe_.c_str(), int(state_), have_, sent_);
   try {
     while (true) {
       switch (state_) {

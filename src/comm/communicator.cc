@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <thread>
 
 #include "comm/links.hpp"
 #include "core/config.hpp"
@@ -75,6 +76,20 @@ void Communicator::fail(const Error& e) {
   HETCCL_WARN(log::kColl, "rank ", rank(), ": ", e.what());
 }
 
+PeerError Communicator::rootCause(const PeerError& seen) const {
+  // When a rank dies, the survivor that notices first gives up and closes its own connections, so
+  // other survivors may first see *that* survivor go away. The bootstrap mesh notices every closed
+  // peer; the first one it saw is the real cause. Give its reader thread a moment to catch up.
+  const auto until = Clock::now() + std::chrono::milliseconds(300);
+  std::optional<PeerError> first = boot_->failure();
+  while (!first && !aborted_.load() && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    first = boot_->failure();
+  }
+  if (!first || first->peer() == seen.peer() || first->peer() < 0) return seen;
+  return PeerError(first->peer(), first->host(), concat(first->what(), " (seen here as: ", seen.what(), ")"));
+}
+
 std::string Communicator::asyncErrorMessage() const {
   std::lock_guard<std::mutex> lock(mu_);
   return errorMessage_;
@@ -84,6 +99,10 @@ void Communicator::run(std::span<const algo::CollOp> ops) {
   checkUsable();
   try {
     engine::runGroup(topology_, ops, *links_, exec_, tuning_);
+  } catch (const PeerError& e) {
+    PeerError cause = rootCause(e);
+    fail(cause);
+    throw cause;
   } catch (const Error& e) {
     fail(e);
     throw;

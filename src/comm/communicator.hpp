@@ -73,6 +73,8 @@ class Communicator {
   Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options);
   void checkUsable() const;
   void fail(const Error& e);
+  /// The peer failure to report for `seen`: the first failure the bootstrap noticed, when it differs.
+  PeerError rootCause(const PeerError& seen) const;
 
   std::shared_ptr<bootstrap::Bootstrap> parentBoot_;  // declared first: destroyed last
   std::shared_ptr<bootstrap::Bootstrap> boot_;

@@ -41,6 +41,8 @@ class TcpTransport final : public Transport {
       throw TimeoutError(info.peer.rank, info.peer.hostId, concat(where, " (host '", info.peer.hostId, "'): ", e.what()));
     } catch (const PeerError& e) {
       throw PeerError(info.peer.rank, info.peer.hostId, concat(where, " (host '", info.peer.hostId, "'): ", e.what()));
+    } catch (const SystemError& e) {  // e.g. unreachable network: still an error about this peer
+      throw PeerError(info.peer.rank, info.peer.hostId, concat(where, " (host '", info.peer.hostId, "'): ", e.what()));
     }
     HETCCL_INFO(log::kNet, "tcp: rank ", info.self.rank, " connected to rank ", info.peer.rank, " at ",
                 to.toString(), " with ", count, " sockets");

@@ -17,8 +17,6 @@ using algo::CollOp;
 constexpr size_t kGuardBytes = 64;
 constexpr unsigned char kGuard = 0xCD, kGarbage = 0xAB;
 
-std::vector<int> standardDomains(std::initializer_list<int> d) { return std::vector<int>(d); }
-
 int64_t inputValue(const CollCase& c, int rank, size_t i) {
   if (c.op == RedOpKind::Prod) {
     if ((rank + i) % 3 == 0) return 2;
@@ -225,21 +223,6 @@ std::string compare(const CollCase& c, int r, const RankBuffers& b) {
 }
 
 }  // namespace
-
-std::vector<Layout> standardLayouts() {
-  return {
-      {"1", standardDomains({0})},
-      {"2", standardDomains({0, 0})},
-      {"3", standardDomains({0, 0, 0})},
-      {"4", standardDomains({0, 0, 0, 0})},
-      {"2+2", standardDomains({0, 0, 1, 1})},
-      {"3+1", standardDomains({0, 0, 0, 1})},
-      {"1+3", standardDomains({0, 1, 1, 1})},
-      {"2+1+2", standardDomains({0, 1, 2, 0, 2})},
-      {"4+4", standardDomains({0, 0, 0, 0, 1, 1, 1, 1})},
-      {"interleaved", standardDomains({0, 1, 0, 1})},
-  };
-}
 
 std::string CollCase::describe() const {
   return concat(kind == kSendRecvRing ? "sendrecv-ring" : algo::collKindName(kind), " layout=", layout.name,

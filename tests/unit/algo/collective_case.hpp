@@ -8,16 +8,9 @@
 
 #include "algo/coll_op.hpp"
 #include "algo/tuning.hpp"
+#include "unit/engine/harness.hpp"
 
 namespace hetccl::test {
-
-struct Layout {
-  std::string name;
-  std::vector<int> domainOf;  ///< one entry per rank
-};
-
-/// The layouts every algorithm runs on: 1; 2; 3; 4 in one domain; 2+2; 3+1; 1+3; 2+1+2; 4+4; interleaved.
-std::vector<Layout> standardLayouts();
 
 /// A pseudo-collective for the matrix: a ring of Send + Recv in one group.
 inline constexpr auto kSendRecvRing = static_cast<algo::CollKind>(100);

@@ -31,7 +31,7 @@ void expectAllJoined(const std::vector<testing::JoinResult>& ranks) {
 TEST_P(BootstrapTest, JoinsAndExchanges) {
   const int n = GetParam();
   auto ranks = joinAll(createUniqueId(), n);
-  expectAllJoined(ranks);
+  ASSERT_NO_FATAL_FAILURE(expectAllJoined(ranks));
   onEveryRank(ranks, [n](int r, Bootstrap& b) {
     EXPECT_EQ(b.rank(), r);
     EXPECT_EQ(b.size(), n);
@@ -71,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, BootstrapTest, ::testing::Values(1, 2, 5));
 TEST(Bootstrap, SplitGivesEachGroupItsOwnRanksAndTags) {
   ScopedEnv timeout("HETCCL_TIMEOUT", "20");
   auto ranks = joinAll(createUniqueId(), 5);
-  expectAllJoined(ranks);
+  ASSERT_NO_FATAL_FAILURE(expectAllJoined(ranks));
   onEveryRank(ranks, [](int r, Bootstrap& b) {
     std::vector<int> group = r % 2 == 0 ? std::vector<int>{0, 2, 4} : std::vector<int>{3, 1};
     auto child = b.split(group, 77);
@@ -105,14 +105,14 @@ TEST(Bootstrap, LauncherIdLetsRankZeroStartTheRoot) {
   ScopedEnv timeout("HETCCL_TIMEOUT", "20");
   auto id = makeLauncherId(net::SocketAddress::parse(concat("127.0.0.1:", testing::freeLoopbackPort())));
   auto ranks = joinAll(id, 3);
-  expectAllJoined(ranks);
+  ASSERT_NO_FATAL_FAILURE(expectAllJoined(ranks));
   onEveryRank(ranks, [](int r, Bootstrap& b) { b.barrier(); });
 }
 
 TEST(Bootstrap, WrongSizeMessageIsAPeerError) {
   ScopedEnv timeout("HETCCL_TIMEOUT", "20");
   auto ranks = joinAll(createUniqueId(), 2);
-  expectAllJoined(ranks);
+  ASSERT_NO_FATAL_FAILURE(expectAllJoined(ranks));
   uint64_t big = 1;
   ranks[0].bootstrap->send(1, 9, &big, sizeof big);
   uint32_t small = 0;
@@ -150,7 +150,7 @@ TEST(Bootstrap, HostIdAndDomainOverridesReachEveryPeer) {
     self.deviceIndex = r;
   };
   auto ranks = joinAll(createUniqueId(), 2, opts);
-  expectAllJoined(ranks);
+  ASSERT_NO_FATAL_FAILURE(expectAllJoined(ranks));
   for (auto& rr : ranks) {
     const auto& p = rr.bootstrap->peers();
     EXPECT_EQ(p[0].hostId, "nodeA");
@@ -230,7 +230,7 @@ TEST(Bootstrap, RankWithAnotherSecretTimesOutAndTheOthersStillJoin) {
   });
   EXPECT_EQ(stranger.get(), "InvalidArgument");
   auto ranks = joinAll(id, 2);
-  expectAllJoined(ranks);
+  ASSERT_NO_FATAL_FAILURE(expectAllJoined(ranks));
 }
 
 TEST(Bootstrap, ClosedRankIsNamedByEveryOtherRank) {
@@ -238,7 +238,7 @@ TEST(Bootstrap, ClosedRankIsNamedByEveryOtherRank) {
   JoinOptions opts;
   opts.tweak = [](int r, int&, PeerInfo& self) { self.hostId = concat("node", char('A' + r)); };
   auto ranks = joinAll(createUniqueId(), 3, opts);
-  expectAllJoined(ranks);
+  ASSERT_NO_FATAL_FAILURE(expectAllJoined(ranks));
   ranks[2].bootstrap.reset();  // rank 2's "process" leaves
   for (int r : {0, 1}) {
     uint32_t v;
@@ -261,7 +261,7 @@ TEST(Bootstrap, ClosedRankIsNamedByEveryOtherRank) {
 TEST(Bootstrap, AbortWakesABlockedRecv) {
   ScopedEnv timeout("HETCCL_TIMEOUT", "20");
   auto ranks = joinAll(createUniqueId(), 2);
-  expectAllJoined(ranks);
+  ASSERT_NO_FATAL_FAILURE(expectAllJoined(ranks));
   auto waiter = std::async(std::launch::async, [&] {
     uint32_t v;
     try {

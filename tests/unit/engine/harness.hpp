@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,29 @@
 #include "transport/mem/mem_transport.hpp"
 
 namespace hetccl::test {
+
+/// A placement of ranks into domains.
+struct Layout {
+  std::string name;
+  std::vector<int> domainOf;  ///< one entry per rank
+};
+
+/// The layouts every algorithm runs on: 1; 2; 3; 4 in one domain; 2+2; 3+1; 1+3; 2+1+2 (numbered
+/// 0,1,2,0,2); 4+4; interleaved 0,1,0,1.
+inline std::vector<Layout> standardLayouts() {
+  return {
+      {"1", {0}},
+      {"2", {0, 0}},
+      {"3", {0, 0, 0}},
+      {"4", {0, 0, 0, 0}},
+      {"2+2", {0, 0, 1, 1}},
+      {"3+1", {0, 0, 0, 1}},
+      {"1+3", {0, 1, 1, 1}},
+      {"2+1+2", {0, 1, 2, 0, 2}},
+      {"4+4", {0, 0, 0, 0, 1, 1, 1, 1}},
+      {"interleaved", {0, 1, 0, 1}},
+  };
+}
 
 /// Runs fn(rank) on `n` threads and returns what each threw (nullptr when it returned normally).
 inline std::vector<std::exception_ptr> runRanks(int n, const std::function<void(int)>& fn) {

@@ -66,6 +66,7 @@ TEST_P(TransportConformance, BothDirectionsAtOnce) {
     while (!(sendDone && recvDone) && !d.expired()) {
       sendDone = sendDone || s.test(rs);
       recvDone = recvDone || r.test(rr);
+      std::this_thread::yield();
     }
     EXPECT_TRUE(sendDone && recvDone);
   };

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/deadline.hpp"
@@ -42,6 +43,7 @@ bool waitDone(Conn& conn, Request r, int64_t ms = 20000) {
       ADD_FAILURE() << "request " << r << " did not complete within " << ms << " ms";
       return false;
     }
+    std::this_thread::yield();  // the peer thread may share this core
   }
   return true;
 }

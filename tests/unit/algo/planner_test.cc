@@ -1,0 +1,189 @@
+// Pure planner checks (no transport): both ends of every connection agree on message sizes and order,
+// dependencies only point backwards, scratch stays in bounds, pipelining and the hierarchical traffic
+// pattern have the intended shape, and bad arguments are rejected.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "algo/dep_tracker.hpp"
+#include "algo/planner.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "unit/engine/harness.hpp"
+
+namespace hetccl::algo {
+namespace {
+
+using test::Layout;
+using test::standardLayouts;
+
+// Planning never dereferences buffers, so fake distinct addresses are enough.
+CollOp fakeOp(CollKind kind, size_t count, int nranks, int rank) {
+  CollOp op;
+  op.kind = kind;
+  op.count = count;
+  op.type = DataType::Float32;
+  op.sendbuff = reinterpret_cast<const void*>(uintptr_t{1} << 32);
+  op.recvbuff = reinterpret_cast<void*>(uintptr_t{1} << 36);
+  op.root = nranks - 1;
+  if (kind == CollKind::AllToAllv)
+    for (int p = 0; p < nranks; ++p) {
+      op.sendcounts.push_back(count + p + rank);
+      op.sdispls.push_back(p * 3 * count + 10 * p);
+      op.recvcounts.push_back(count + rank + p);
+      op.rdispls.push_back(p * 3 * count + 10 * p);
+    }
+  return op;
+}
+
+/// Message sizes each rank sends to / receives from each peer, in schedule order.
+using Streams = std::map<std::pair<int, int>, std::vector<uint64_t>>;
+
+void checkSchedulesMatch(const Layout& layout, CollKind kind, size_t count, const Tuning& tuning) {
+  const int n = static_cast<int>(layout.domainOf.size());
+  Streams sent, received;
+  for (int r = 0; r < n; ++r) {
+    const CollOp op = fakeOp(kind, count, n, r);
+    const Schedule s = plan(Topology{r, n, layout.domainOf}, {&op, 1}, tuning);
+    for (size_t i = 0; i < s.steps.size(); ++i) {
+      const Step& st = s.steps[i];
+      for (uint32_t d : s.depsOf(st)) ASSERT_LT(d, i) << "step " << i << " depends on a later step";
+      ASSERT_GT(st.bytes, 0u);
+      for (const Location& l : {st.src, st.dst})
+        if (l.space == Location::Space::Scratch) ASSERT_LE(l.addr + st.bytes, s.scratchBytes);
+      if (st.kind == StepKind::Send) sent[{r, st.peer}].push_back(st.bytes);
+      if (st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce) received[{st.peer, r}].push_back(st.bytes);
+    }
+  }
+  EXPECT_EQ(sent, received) << collKindName(kind) << " layout " << layout.name << " count " << count << " algo "
+                            << algoChoiceName(tuning.algo);
+}
+
+TEST(Planner, BothEndsOfEveryConnectionAgree) {
+  for (const Layout& layout : standardLayouts())
+    for (CollKind kind : {CollKind::AllReduce, CollKind::Broadcast, CollKind::Reduce, CollKind::AllGather,
+                          CollKind::ReduceScatter, CollKind::AllToAll, CollKind::AllToAllv})
+      for (AlgoChoice algo : {AlgoChoice::Auto, AlgoChoice::Ring, AlgoChoice::Tree, AlgoChoice::RecursiveDoubling,
+                              AlgoChoice::Hier})
+        for (size_t count : {0, 3, 1000}) {
+          Tuning t;
+          t.algo = algo;
+          t.chunkBytes = 400;
+          checkSchedulesMatch(layout, kind, count, t);
+        }
+}
+
+TEST(Planner, CountZeroIsEmpty) {
+  const CollOp op = fakeOp(CollKind::AllReduce, 0, 4, 0);
+  EXPECT_TRUE(plan(Topology::singleDomain(0, 4), {&op, 1}, Tuning{}).steps.empty());
+}
+
+TEST(Planner, RingPipelinesChunksIndependently) {
+  Tuning t;
+  t.algo = AlgoChoice::Ring;
+  t.chunkBytes = 64;  // 16 floats
+  const CollOp op = fakeOp(CollKind::AllReduce, 4 * 16 * 8, 4, 1);
+  const Schedule s = plan(Topology::singleDomain(1, 4), {&op, 1}, t);
+  size_t checked = 0;
+  for (const Step& st : s.steps) {
+    if (st.kind != StepKind::Send) continue;
+    for (uint32_t d : s.depsOf(st)) {
+      // A send waits only for the step that last wrote exactly its chunk (load, reduce or receive).
+      const Step& dep = s.steps[d];
+      EXPECT_EQ(dep.dst, st.src);
+      EXPECT_EQ(dep.bytes, st.bytes);
+      ++checked;
+    }
+    EXPECT_LE(s.depsOf(st).size(), 1u);
+  }
+  EXPECT_GT(checked, 0u);
+}
+
+TEST(Planner, HierKeepsEveryRankCrossDomainLinkBusy) {
+  const Layout layout{"4+4", {0, 0, 0, 0, 1, 1, 1, 1}};
+  const size_t count = 8000;
+  for (int r = 0; r < 8; ++r) {
+    const CollOp op = fakeOp(CollKind::AllReduce, count, 8, r);
+    Tuning t;
+    t.algo = AlgoChoice::Hier;
+    const Schedule s = plan(Topology{r, 8, layout.domainOf}, {&op, 1}, t);
+    uint64_t crossBytes = 0;
+    for (const Step& st : s.steps)
+      if (st.kind == StepKind::Send && layout.domainOf[st.peer] != layout.domainOf[r]) crossBytes += st.bytes;
+    EXPECT_EQ(crossBytes, count / 4 * sizeof(float)) << "rank " << r;  // its shard, once
+  }
+}
+
+TEST(Planner, UnequalDomainsSplitPiecesAtTheUnionOfBoundaries) {
+  const Layout layout{"3+1", {0, 0, 0, 1}};
+  const size_t count = 9;  // domain 0 shards: [0,3) [3,6) [6,9); domain 1: [0,9)
+  uint64_t lonelyRecv = 0;
+  for (int r = 0; r < 4; ++r) {
+    const CollOp op = fakeOp(CollKind::AllReduce, count, 4, r);
+    Tuning t;
+    t.algo = AlgoChoice::Hier;
+    const Schedule s = plan(Topology{r, 4, layout.domainOf}, {&op, 1}, t);
+    for (const Step& st : s.steps)
+      if (r == 3 && st.kind == StepKind::Recv) lonelyRecv += st.bytes;
+  }
+  EXPECT_EQ(lonelyRecv, count * sizeof(float));  // rank 3 owns every piece and gets each once
+}
+
+TEST(Planner, RejectsBadArguments) {
+  const Topology topo = Topology::singleDomain(0, 2);
+  CollOp op = fakeOp(CollKind::Broadcast, 4, 2, 0);
+  op.root = 2;
+  EXPECT_THROW(plan(topo, {&op, 1}, Tuning{}), InvalidArgument);
+  op = fakeOp(CollKind::Send, 4, 2, 0);
+  op.peer = -1;
+  EXPECT_THROW(plan(topo, {&op, 1}, Tuning{}), InvalidArgument);
+  op = fakeOp(CollKind::AllReduce, 4, 2, 0);
+  op.type = static_cast<DataType>(42);
+  EXPECT_THROW(plan(topo, {&op, 1}, Tuning{}), InvalidArgument);
+  op = fakeOp(CollKind::AllReduce, 4, 2, 0);
+  op.op.kind = static_cast<RedOpKind>(9);
+  EXPECT_THROW(plan(topo, {&op, 1}, Tuning{}), InvalidArgument);
+  op = fakeOp(CollKind::AllToAllv, 4, 2, 0);
+  op.rdispls.pop_back();
+  EXPECT_THROW(plan(topo, {&op, 1}, Tuning{}), InvalidArgument);
+  op = fakeOp(CollKind::Send, 4, 2, 0);
+  op.peer = 0;  // to itself, with no matching receive
+  EXPECT_THROW(plan(topo, {&op, 1}, Tuning{}), InvalidArgument);
+  EXPECT_THROW(plan(Topology{0, 2, {0, 2}}, {}, Tuning{}), InvalidArgument);  // domain 1 unused
+}
+
+TEST(DepTracker, ReadsWaitForWritersAndWritesWaitForReaders) {
+  DepTracker t;
+  std::vector<uint32_t> deps;
+  t.write(Location::user(reinterpret_cast<void*>(1000)), 100, 0, deps);
+  EXPECT_TRUE(deps.empty());
+  t.read(Location::user(reinterpret_cast<void*>(1050)), 100, 1, deps);  // overlaps the write
+  EXPECT_EQ(deps, std::vector<uint32_t>{0});
+  deps.clear();
+  t.read(Location::scratch(1050), 100, 2, deps);  // another space: independent
+  EXPECT_TRUE(deps.empty());
+  t.write(Location::user(reinterpret_cast<void*>(1140)), 20, 3, deps);  // after the read of [1050,1150)
+  EXPECT_EQ(deps, std::vector<uint32_t>{1});
+  deps.clear();
+  t.write(Location::user(reinterpret_cast<void*>(900)), 100, 4, deps);  // touches nothing earlier
+  EXPECT_TRUE(deps.empty());
+}
+
+TEST(Tuning, ReadsTheConfiguration) {
+  setenv("HETCCL_ALGO", "tree", 1);
+  setenv("HETCCL_CHUNK_BYTES", "8K", 1);
+  reloadConfig();
+  const Tuning t = Tuning::fromConfig();
+  EXPECT_EQ(t.algo, AlgoChoice::Tree);
+  EXPECT_EQ(t.chunkBytes, 8192u);
+  setenv("HETCCL_ALGO", "bogus", 1);
+  reloadConfig();
+  EXPECT_THROW(Tuning::fromConfig(), InvalidArgument);
+  unsetenv("HETCCL_ALGO");
+  unsetenv("HETCCL_CHUNK_BYTES");
+  reloadConfig();
+}
+
+}  // namespace
+}  // namespace hetccl::algo
