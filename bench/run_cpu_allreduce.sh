@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CPU all-reduce baseline: hetccl (one domain, then two domains) against MPI_Allreduce and Gloo, 2 ranks on
-# this machine, float32 sum, 1 KiB .. 256 MiB. Each program runs RUNS times (default 3); the table shows
-# the median out-of-place bus bandwidth per size and the ratio hetccl / max(MPI, Gloo).
+# this machine, float32 sum, 1 KiB .. 256 MiB. Each program runs RUNS times (default 3); the table shows,
+# per size, the median out-of-place time as bus bandwidth and the ratio hetccl / max(MPI, Gloo).
 # Writes bench/results/cpu_allreduce_<date>.md (+ the raw outputs in cpu_allreduce_<date>_raw/).
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured and built here, Release, -j2),
@@ -70,8 +70,10 @@ done
 {
   echo "# CPU all-reduce: hetccl vs MPI vs Gloo ($(date -u +'%Y-%m-%d %H:%M UTC'))"
   echo
-  echo "2 ranks on one machine, float32 sum, out-of-place bus bandwidth (GB/s, busbw = algbw * 2(n-1)/n),"
-  echo "median of $RUNS runs; every result checked exactly (#wrong must be 0). Ratio = hetccl / max(MPI, Gloo)."
+  echo "2 ranks on one machine, float32 sum, out-of-place. Each cell: bus bandwidth in GB/s (busbw = algbw * 2(n-1)/n)"
+  echo "from the median time of $RUNS runs, and that time per iteration (us, max over ranks, averaged over $ITERS"
+  echo "iterations after $WARMUP warm-up). Every result is checked exactly (#wrong must be 0)."
+  echo "Ratio = hetccl busbw / max(MPI busbw, Gloo busbw): above 1, hetccl is faster than both."
   echo
   echo "## Machine"
   echo

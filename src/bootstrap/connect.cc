@@ -64,7 +64,7 @@ std::unique_ptr<Bootstrap> connectWithHooks(const UniqueId& id, int rank, int nr
   me.nranks = nranks;
   net::Listener meshListener(meshListenAddress(id));
   me.meshAddress = meshListener.address();
-  if (hooks.onMeshListening) hooks.onMeshListening(me.meshAddress);
+  if (hooks.onMeshListening) hooks.onMeshListening(rank, me.meshAddress);
 
   if (id.rank0StartsRoot && rank == 0) RendezvousRoot::startInBackground(id.root, id.secret, deadline);
   std::vector<RankDescriptor> table = joinRoot(ctx, me);

@@ -31,7 +31,7 @@ struct JoinContext {
 /// Test hooks (tests/unit/bootstrap): called inside connect() at fixed points.
 struct ConnectHooks {
   /// Right after this rank's mesh listener is bound, before the root is contacted.
-  std::function<void(const net::SocketAddress&)> onMeshListening;
+  std::function<void(int rank, const net::SocketAddress&)> onMeshListening;
 };
 
 /// connect() with hooks; connect() itself passes none.

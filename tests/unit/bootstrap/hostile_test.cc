@@ -26,7 +26,7 @@ TEST(BootstrapHostile, InitSucceedsDespiteHostileClientsOnRootAndMesh) {
   std::mutex heldLock;
   JoinOptions opts;
   opts.deadlineMs = 30000;
-  opts.hooks.onMeshListening = [&](const net::SocketAddress& mesh) {
+  opts.hooks.onMeshListening = [&](int, const net::SocketAddress& mesh) {
     // Runs inside each rank's init, after its mesh listener is bound and before it joins the root.
     std::vector<net::Socket> more = attack(mesh, static_cast<uint16_t>(Purpose::Mesh), 70);
     std::lock_guard lock(heldLock);
@@ -50,11 +50,10 @@ TEST(BootstrapHostile, LauncherRootStartedByRankZeroSurvivesAFlood) {
   std::vector<net::Socket> held;
   JoinOptions opts;
   opts.deadlineMs = 30000;
-  std::atomic<bool> attacked{false};
-  // Rank 0 starts the root inside init; attack it from rank 1's thread once it accepts connections.
-  opts.hooks.onMeshListening = [&](const net::SocketAddress&) {
-    if (attacked.exchange(true)) return;
-    held = attack(id.root, static_cast<uint16_t>(Purpose::Root), 80);  // connect() retries until rank 0 listens
+  // Rank 0 starts the root inside init; attack it from rank 1's thread (connects retry until it listens).
+  opts.hooks.onMeshListening = [&](int rank, const net::SocketAddress&) {
+    if (rank != 1) return;
+    held = attack(id.root, static_cast<uint16_t>(Purpose::Root), 80);
   };
   auto ranks = joinAll(id, 3, opts);
   for (size_t r = 0; r < ranks.size(); ++r)
