@@ -25,6 +25,7 @@ struct ConnQueue {
   transport::RecvConn* recv = nullptr;
   std::vector<uint32_t> steps;
   size_t posted = 0;
+  size_t open = 0;  // requests posted (or being posted) and not yet seen complete
 };
 
 struct InFlight {
@@ -51,9 +52,13 @@ class Executor {
     if (s.scratchBytes > 0) scratch_ = std::make_unique<uint64_t[]>((s.scratchBytes + 7) / 8);
   }
 
+  /// Runs the schedule to completion. If it throws, every connection with requests still open has
+  /// been abandoned first, so no transport touches scratch_, reducers_ or user buffers afterwards.
   void run();
 
  private:
+  void runSteps();
+  void abandonOpenRequests() noexcept;
   void prepareReductions();
   void prepareGraph();
   void prepareConnections(Links& links);
@@ -169,6 +174,7 @@ bool Executor::postReady() {
       const uint32_t index = q.steps[q.posted++];
       const Step& st = s_.steps[index];
       transport::Request r;
+      ++q.open;  // before posting: a post that throws half-way still gets abandoned
       if (q.isSend) r = q.send->isend(resolve(st.src), st.bytes);
       else if (st.kind == StepKind::Recv) r = q.recv->irecv(resolve(st.dst), st.bytes);
       else r = q.recv->irecv(resolve(st.dst), st.bytes, &reducers_[st.reduction]);
@@ -186,6 +192,7 @@ bool Executor::testInFlight() {
     InFlight& f = inFlight_[i];
     const bool finished = f.conn->isSend ? f.conn->send->test(f.request) : f.conn->recv->test(f.request);
     if (finished) {
+      --f.conn->open;
       complete(f.step);
       any = true;
     } else {
@@ -221,6 +228,23 @@ void Executor::checkStuck(Clock::time_point lastProgress, bool progressed) {
 }
 
 void Executor::run() {
+  try {
+    runSteps();
+  } catch (...) {
+    abandonOpenRequests();
+    throw;
+  }
+}
+
+void Executor::abandonOpenRequests() noexcept {
+  for (ConnQueue& q : conns_) {
+    if (q.open == 0) continue;
+    if (q.isSend) q.send->abandon();
+    else q.recv->abandon();
+  }
+}
+
+void Executor::runSteps() {
   auto lastProgress = Clock::now();
   auto lastCheck = lastProgress;
   unsigned idleRounds = 0;

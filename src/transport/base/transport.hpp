@@ -58,6 +58,11 @@ class SendConn {
   virtual Request isend(const void* data, size_t bytes) = 0;
   /// Progresses; true once request `r` has completed (the buffer may be reused).
   virtual bool test(Request r) = 0;
+  /// Gives up every outstanding request: on return the transport no longer touches their buffers,
+  /// and the caller must not use the connection again. The engine calls it when a schedule fails,
+  /// before it frees its scratch space and returns the user's buffers. Transports that move data only
+  /// inside test() have nothing to stop (this default); those with background threads must override it.
+  virtual void abandon() noexcept {}
 };
 
 class RecvConn {
@@ -68,6 +73,8 @@ class RecvConn {
   virtual Request irecv(void* data, size_t bytes, const Reducer* reducer = nullptr) = 0;
   /// Progresses; true once request `r` has completed (the data is in place).
   virtual bool test(Request r) = 0;
+  /// As SendConn::abandon(); on return no buffer or Reducer of an outstanding request is touched.
+  virtual void abandon() noexcept {}
 };
 
 class Listener {

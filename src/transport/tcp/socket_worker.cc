@@ -20,13 +20,15 @@ SocketWorker::SocketWorker(net::Socket socket, Direction direction, std::string 
       tracker_(tracker),
       thread_([this] { run(); }) {}
 
-SocketWorker::~SocketWorker() {
+SocketWorker::~SocketWorker() { stop(); }
+
+void SocketWorker::stop() noexcept {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void SocketWorker::post(const Piece& piece) {
@@ -53,8 +55,8 @@ void SocketWorker::run() {
     } catch (const AbortedError&) {
       tracker_.fail(std::current_exception());
       return;
-    } catch (const std::exception& e) {  // EOF, reset, I/O error: the peer (or the path to it) is gone
-      tracker_.fail(std::make_exception_ptr(PeerError(peer_.rank, peer_.hostId, concat(label_, ": ", e.what()))));
+    } catch (const std::exception& e) {  // EOF, reset, I/O error (already naming label_): the peer is gone
+      tracker_.fail(std::make_exception_ptr(PeerError(peer_.rank, peer_.hostId, e.what())));
       return;
     }
     {
@@ -71,11 +73,15 @@ void SocketWorker::move(const Piece& p) {
   else recvPiece(p);
 }
 
+void SocketWorker::throwIfStopping() const {
+  if (stop_.load(std::memory_order_relaxed)) throw Stopping{};
+  if (abortFlag_ && abortFlag_->load(std::memory_order_acquire))
+    throw AbortedError(concat(label_, ": communicator aborted"));
+}
+
 void SocketWorker::waitReady(short events) {
   while (true) {
-    if (stop_.load(std::memory_order_relaxed)) throw Stopping{};
-    if (abortFlag_ && abortFlag_->load(std::memory_order_acquire))
-      throw AbortedError(concat(label_, ": communicator aborted"));
+    throwIfStopping();
     pollfd p{socket_.fd(), events, 0};
     int rc = ::poll(&p, 1, kPollMs);
     if (rc > 0) return;  // ready, or an error/hang-up that the next send/recv reports
@@ -85,6 +91,7 @@ void SocketWorker::waitReady(short events) {
 
 void SocketWorker::sendPiece(const Piece& p) {
   for (size_t sent = 0; sent < p.bytes;) {
+    throwIfStopping();  // data may keep flowing: waitReady alone would not notice stop() or abort
     size_t n = socket_.sendSome(p.data + sent, p.bytes - sent, label_);
     if (n == 0) waitReady(POLLOUT);
     sent += n;
@@ -93,6 +100,7 @@ void SocketWorker::sendPiece(const Piece& p) {
 
 void SocketWorker::recvPiece(const Piece& p) {
   for (size_t got = 0; got < p.bytes;) {
+    throwIfStopping();
     size_t n = socket_.recvSome(p.data + got, p.bytes - got, label_);
     if (n == 0) waitReady(POLLIN);
     got += n;
@@ -108,6 +116,7 @@ void SocketWorker::recvReduced(const Piece& p) {
   if (bounce_.size() < usable) bounce_.resize(usable);
   size_t received = 0, reduced = 0, filled = 0;
   while (reduced < p.bytes) {
+    throwIfStopping();
     size_t n = socket_.recvSome(bounce_.data() + filled, std::min(usable - filled, p.bytes - received), label_);
     if (n == 0) {
       waitReady(POLLIN);

@@ -35,16 +35,20 @@ class SocketWorker {
   /// Completed pieces and failures (PeerError naming `peer`, or AbortedError) go to `tracker`.
   SocketWorker(net::Socket socket, Direction direction, std::string label, const PeerInfo& peer,
                const std::atomic<bool>* abortFlag, RequestTracker& tracker);
-  /// Stops within about kPollMs (abandoning any piece in progress), joins the thread, closes the socket.
+  /// stop(), then closes the socket.
   ~SocketWorker();
   SocketWorker(const SocketWorker&) = delete;
   SocketWorker& operator=(const SocketWorker&) = delete;
 
-  /// Queues a piece behind the ones already posted.
+  /// Queues a piece behind the ones already posted. Pieces posted after stop() are never moved.
   void post(const Piece& piece);
+  /// Makes the thread give up the piece in progress and every queued one, within about kPollMs, and
+  /// joins it: on return no piece's buffer or Reducer is touched again. Idempotent; must not be called
+  /// concurrently with itself or the destructor. The byte stream is left mid-piece (unusable).
+  void stop() noexcept;
 
  private:
-  struct Stopping {};  // thrown inside the thread when the destructor asks it to stop
+  struct Stopping {};  // thrown inside the thread once stop() asks it to stop
 
   void run();
   void move(const Piece& p);
@@ -52,6 +56,7 @@ class SocketWorker {
   void recvPiece(const Piece& p);
   void recvReduced(const Piece& p);
   void waitReady(short events);  ///< polls in kPollMs steps; throws Stopping / AbortedError
+  void throwIfStopping() const;  ///< throws Stopping once stop() was called, AbortedError once aborted
 
   net::Socket socket_;
   Direction direction_;

@@ -36,6 +36,15 @@ bool TcpConnBase::testRequest(Request r) {
   return false;
 }
 
+void TcpConnBase::abandonRequests() noexcept {
+  try {
+    tracker_.fail(std::make_exception_ptr(AbortedError(
+        concat("tcp connection with rank ", info_.peer.rank, ": outstanding requests were abandoned"))));
+  } catch (...) {  // out of memory: stopping the workers below matters more than the message
+  }
+  for (auto& worker : workers_) worker->stop();
+}
+
 Request TcpSendConn::isend(const void* data, size_t bytes) {
   if (!data && bytes > 0) throw InvalidArgument(concat("tcp isend to rank ", info_.peer.rank, ": null buffer"));
   return post(static_cast<unsigned char*>(const_cast<void*>(data)), bytes, nullptr);

@@ -22,6 +22,9 @@ class TcpConnBase {
   Request post(unsigned char* data, size_t bytes, const Reducer* reducer);
   /// True once `r` completed; throws the connection's failure, or AbortedError once aborted.
   bool testRequest(Request r);
+  /// Stops and joins every worker, so no posted buffer or Reducer is touched after return, and marks the
+  /// connection failed (later calls throw; an earlier failure is kept).
+  void abandonRequests() noexcept;
 
   ConnectInfo info_;
   RequestTracker tracker_;
@@ -35,6 +38,7 @@ class TcpSendConn final : public SendConn, private TcpConnBase {
       : TcpConnBase(std::move(sockets), info, SocketWorker::Direction::Send) {}
   Request isend(const void* data, size_t bytes) override;
   bool test(Request r) override { return testRequest(r); }
+  void abandon() noexcept override { abandonRequests(); }
 };
 
 class TcpRecvConn final : public RecvConn, private TcpConnBase {
@@ -43,6 +47,7 @@ class TcpRecvConn final : public RecvConn, private TcpConnBase {
       : TcpConnBase(std::move(sockets), info, SocketWorker::Direction::Recv) {}
   Request irecv(void* data, size_t bytes, const Reducer* reducer = nullptr) override;
   bool test(Request r) override { return testRequest(r); }
+  void abandon() noexcept override { abandonRequests(); }
 };
 
 }  // namespace hetccl::transport::tcp

@@ -82,7 +82,7 @@ ScopedEnv::~ScopedEnv() {
 
 net::Socket rawConnect(const net::SocketAddress& to) { return net::Socket::connect(to, Deadline::afterMs(5000)); }
 
-std::vector<net::Socket> attack(const net::SocketAddress& to, uint16_t purpose, int halfOpen) {
+std::vector<net::Socket> passiveAttack(const net::SocketAddress& to, uint16_t purpose, int halfOpen) {
   std::vector<net::Socket> keep;
   Deadline d = Deadline::afterMs(5000);
   for (int i = 0; i < 200; ++i) rawConnect(to).close();
@@ -105,8 +105,20 @@ std::vector<net::Socket> attack(const net::SocketAddress& to, uint16_t purpose, 
   forger.sendAll(hello, sizeof hello, d, "victim");
   keep.push_back(std::move(forger));
 
+  for (int i = 0; i < halfOpen; ++i) keep.push_back(rawConnect(to));
+  return keep;
+}
+
+std::vector<net::Socket> activeAttack(const net::SocketAddress& to, uint16_t purpose,
+                                      const std::function<void()>& connected) {
+  std::vector<net::Socket> keep;
+  Deadline d = Deadline::afterMs(10000);
+  unsigned char hello[kClientHelloBytes] = {'H', 'C', 'H', 'S', 1, 0};
+  wire::putU16(hello + 6, purpose);
+  wire::putI32(hello + 8, 0);  // the root answers rank 0; a mesh listener refuses it at once
   net::Socket forger2 = rawConnect(to);
-  wire::putI32(hello + 8, 0);
+  net::Socket wrong = rawConnect(to);
+  connected();
   forger2.sendAll(hello, sizeof hello, d, "victim");
   unsigned char reply[kServerHelloBytes];
   try {
@@ -119,7 +131,6 @@ std::vector<net::Socket> attack(const net::SocketAddress& to, uint16_t purpose, 
   keep.push_back(std::move(forger2));
 
   // A genuine client with the wrong secret notices the server's proof is wrong.
-  net::Socket wrong = rawConnect(to);
   Secret other{};
   other.fill(0x42);
   try {
@@ -128,8 +139,6 @@ std::vector<net::Socket> attack(const net::SocketAddress& to, uint16_t purpose, 
   } catch (const Error&) {
   }
   keep.push_back(std::move(wrong));
-
-  for (int i = 0; i < halfOpen; ++i) keep.push_back(rawConnect(to));
   return keep;
 }
 

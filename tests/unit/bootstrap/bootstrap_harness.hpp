@@ -56,9 +56,13 @@ class ScopedEnv {
 /// A raw client connection for hostile tests (connect only; the caller writes what it likes).
 net::Socket rawConnect(const net::SocketAddress& to);
 
-/// Opens a set of hostile connections against `to` and keeps the long-lived ones open:
-/// 200 connect+close, garbage bytes, an HTTP GET, a handshake with a wrong secret (both flavours),
-/// `halfOpen` connections that never send anything.
-std::vector<net::Socket> attack(const net::SocketAddress& to, uint16_t purpose, int halfOpen);
+/// Hostile connections that need no answer: 200 connect+close, garbage bytes, an HTTP GET, a forged
+/// hello, and `halfOpen` connections that never send anything. Returns the ones kept open.
+std::vector<net::Socket> passiveAttack(const net::SocketAddress& to, uint16_t purpose, int halfOpen);
+/// Handshakes that wait for the server's reply: a forged proof, and a client with a wrong secret (which
+/// must notice the server's proof does not match). Both connect first, then `connected` is called, then
+/// they wait for replies (up to 10 s), so the server must get to serving them.
+std::vector<net::Socket> activeAttack(const net::SocketAddress& to, uint16_t purpose,
+                                      const std::function<void()>& connected = [] {});
 
 }  // namespace hetccl::bootstrap::testing

@@ -3,6 +3,7 @@
 // pending-handshake cap), 200 connections opened and closed. Init must still succeed.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <mutex>
 
 #include "bootstrap/handshake.hpp"
@@ -11,7 +12,8 @@
 namespace hetccl::bootstrap {
 namespace {
 
-using testing::attack;
+using testing::activeAttack;
+using testing::passiveAttack;
 using testing::joinAll;
 using testing::JoinOptions;
 using testing::onEveryRank;
@@ -21,18 +23,32 @@ TEST(BootstrapHostile, InitSucceedsDespiteHostileClientsOnRootAndMesh) {
   ScopedEnv timeout("HETCCL_TIMEOUT", "30");
   UniqueId id = createUniqueId();
   // Against the root, before any rank arrives: the half-open ones stay open through init.
-  std::vector<net::Socket> held = attack(id.root, static_cast<uint16_t>(Purpose::Root), 100);
+  std::vector<net::Socket> held = passiveAttack(id.root, static_cast<uint16_t>(Purpose::Root), 100);
+  for (auto& s : activeAttack(id.root, static_cast<uint16_t>(Purpose::Root))) held.push_back(std::move(s));
 
   std::mutex heldLock;
+  std::vector<std::thread> activeAttackers;
   JoinOptions opts;
   opts.deadlineMs = 30000;
   opts.hooks.onMeshListening = [&](int, const net::SocketAddress& mesh) {
-    // Runs inside each rank's init, after its mesh listener is bound and before it joins the root.
-    std::vector<net::Socket> more = attack(mesh, static_cast<uint16_t>(Purpose::Mesh), 70);
-    std::lock_guard lock(heldLock);
-    for (auto& s : more) held.push_back(std::move(s));
+    // Runs inside each rank's init, after its mesh listener is bound and before it joins the root: the
+    // junk waits in the listener's backlog ahead of the real ranks. Forged handshakes need replies, which
+    // come once the mesh phase serves the listener, so they run beside init.
+    std::vector<net::Socket> more = passiveAttack(mesh, static_cast<uint16_t>(Purpose::Mesh), 70);
+    {
+      std::lock_guard lock(heldLock);
+      for (auto& s : more) held.push_back(std::move(s));
+    }
+    auto connected = std::make_shared<std::promise<void>>();
+    activeAttackers.emplace_back([&, mesh, connected] {
+      auto sockets = activeAttack(mesh, static_cast<uint16_t>(Purpose::Mesh), [&] { connected->set_value(); });
+      std::lock_guard lock(heldLock);
+      for (auto& s : sockets) held.push_back(std::move(s));
+    });
+    connected->get_future().wait();  // both forgers sit in the backlog before this rank goes on
   };
   auto ranks = joinAll(id, 4, opts);
+  for (auto& t : activeAttackers) t.join();
   for (size_t r = 0; r < ranks.size(); ++r)
     ASSERT_TRUE(ranks[r].bootstrap) << "rank " << r << ": " << ranks[r].errorType << ": " << ranks[r].error;
   onEveryRank(ranks, [](int r, Bootstrap& b) {
@@ -53,7 +69,8 @@ TEST(BootstrapHostile, LauncherRootStartedByRankZeroSurvivesAFlood) {
   // Rank 0 starts the root inside init; attack it from rank 1's thread (connects retry until it listens).
   opts.hooks.onMeshListening = [&](int rank, const net::SocketAddress&) {
     if (rank != 1) return;
-    held = attack(id.root, static_cast<uint16_t>(Purpose::Root), 80);
+    held = passiveAttack(id.root, static_cast<uint16_t>(Purpose::Root), 80);
+    for (auto& s : activeAttack(id.root, static_cast<uint16_t>(Purpose::Root))) held.push_back(std::move(s));
   };
   auto ranks = joinAll(id, 3, opts);
   for (size_t r = 0; r < ranks.size(); ++r)

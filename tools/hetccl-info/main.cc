@@ -1,0 +1,81 @@
+// hetccl-info: every configuration variable with its value, default and meaning; this process's
+// detected identity; and, with --comm under a launcher (hetccl-run -n N -- hetccl-info --comm), the
+// whole job's layout as rank 0 sees it: host, domain, device and the transport to every peer.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "bootstrap/bootstrap.hpp"
+#include "bootstrap/unique_id.hpp"
+#include "comm/communicator.hpp"
+#include "common/launch_env.hpp"
+#include "core/config.hpp"
+#include "net/socket.hpp"
+
+namespace {
+
+void printConfig() {
+  const hetccl::Config& c = hetccl::config();
+  std::printf("# hetccl %d.%d.%d configuration (HETCCL_* first, then the NCCL_* alias, else the default)\n",
+              HETCCL_MAJOR, HETCCL_MINOR, HETCCL_PATCH);
+  std::printf("%-24s %-14s %-10s %s\n", "variable", "value", "default", "meaning");
+  for (const auto& v : hetccl::Config::variables()) {
+    std::string value = c.str(v.name);
+    if (v.name == "HETCCL_SECRET" || v.name == "HETCCL_UNIQUE_ID") value = c.isSet(v.name) ? "(set, hidden)" : "";
+    std::string shown = c.isSet(v.name) ? value : "-";
+    std::string dflt = v.defaultValue.empty() ? "-" : std::string(v.defaultValue);
+    std::string help(v.help);
+    if (!v.ncclAlias.empty()) help += " [alias " + std::string(v.ncclAlias) + "]";
+    std::printf("%-24.*s %-14s %-10s %s\n", static_cast<int>(v.name.size()), v.name.data(), shown.c_str(),
+                dflt.c_str(), help.c_str());
+  }
+}
+
+void printSelf() {
+  hetccl::PeerInfo self = hetccl::bootstrap::detectSelf(0, hetccl::DeviceKind::Host, -1);
+  std::printf("\n# this process\n");
+  std::printf("host id       %s\n", self.hostId.c_str());
+  std::printf("domain        %s\n", self.domain.c_str());
+  std::printf("device        %s\n", hetccl::deviceKindName(self.deviceKind));
+  std::printf("bootstrap/tcp %s\n", hetccl::net::chooseLocalAddress().toString().c_str());
+  std::printf("transports    shm (same host id), tcp (different host ids); HETCCL_TRANSPORT=%s\n",
+              hetccl::config().str("HETCCL_TRANSPORT").c_str());
+  std::printf("device runtimes: host (built in); CUDA/HIP runtimes are not part of this build\n");
+}
+
+int printJob() {
+  auto env = hetccl::tools::readLaunchEnv();
+  auto id = hetccl::bootstrap::UniqueId::decode(reinterpret_cast<const unsigned char*>(env.id.internal),
+                                                sizeof env.id.internal);
+  auto comm = hetccl::Communicator::create(id, env.size, env.rank, {});
+  if (env.rank == 0) {
+    std::printf("\n# job: %d ranks, %d domains (launcher: %s)\n", comm->size(), comm->numDomains(), env.source.c_str());
+    std::printf("%-5s %-24s %-12s %-6s %-8s %s\n", "rank", "host", "domain", "device", "pid", "rank 0 reaches it by");
+    for (const auto& p : comm->peers())
+      std::printf("%-5d %-24s %-12s %-6s %-8d %.*s\n", p.rank, p.hostId.c_str(), p.domain.c_str(),
+                  hetccl::deviceKindName(p.deviceKind), p.pid, static_cast<int>(comm->transportTo(p.rank).size()),
+                  comm->transportTo(p.rank).data());
+  }
+  comm->finalize();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    bool job = argc > 1 && std::strcmp(argv[1], "--comm") == 0;
+    if (argc > 1 && !job) {
+      std::fprintf(stderr, "usage: hetccl-info [--comm]   (--comm: run under a launcher, prints the job layout)\n");
+      return 2;
+    }
+    if (!job || hetccl::tools::readLaunchEnv().rank == 0) {
+      printConfig();
+      printSelf();
+    }
+    return job ? printJob() : 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hetccl-info: %s\n", e.what());
+    return 1;
+  }
+}
