@@ -109,13 +109,13 @@ std::vector<net::Socket> passiveAttack(const net::SocketAddress& to, uint16_t pu
   return keep;
 }
 
-std::vector<net::Socket> activeAttack(const net::SocketAddress& to, uint16_t purpose,
+std::vector<net::Socket> activeAttack(const net::SocketAddress& to, uint16_t purpose, int claimedRank,
                                       const std::function<void()>& connected) {
   std::vector<net::Socket> keep;
   Deadline d = Deadline::afterMs(10000);
   unsigned char hello[kClientHelloBytes] = {'H', 'C', 'H', 'S', 1, 0};
   wire::putU16(hello + 6, purpose);
-  wire::putI32(hello + 8, 0);  // the root answers rank 0; a mesh listener refuses it at once
+  wire::putI32(hello + 8, claimedRank);
   net::Socket forger2 = rawConnect(to);
   net::Socket wrong = rawConnect(to);
   connected();
@@ -126,7 +126,7 @@ std::vector<net::Socket> activeAttack(const net::SocketAddress& to, uint16_t pur
     unsigned char proof[kProofBytes] = {1, 2, 3};
     forger2.sendAll(proof, sizeof proof, d, "victim");
   } catch (const Error&) {
-    // a mesh listener may already have refused rank 0
+    // refused before the proof (a rank the listener does not expect)
   }
   keep.push_back(std::move(forger2));
 
@@ -134,7 +134,7 @@ std::vector<net::Socket> activeAttack(const net::SocketAddress& to, uint16_t pur
   Secret other{};
   other.fill(0x42);
   try {
-    authenticateAsClient(wrong, other, static_cast<Purpose>(purpose), 0, -1, d, "victim");
+    authenticateAsClient(wrong, other, static_cast<Purpose>(purpose), claimedRank, -1, d, "victim");
     ADD_FAILURE() << "authentication with a wrong secret succeeded";
   } catch (const Error&) {
   }

@@ -62,7 +62,8 @@ std::vector<net::Socket> passiveAttack(const net::SocketAddress& to, uint16_t pu
 /// Handshakes that wait for the server's reply: a forged proof, and a client with a wrong secret (which
 /// must notice the server's proof does not match). Both connect first, then `connected` is called, then
 /// they wait for replies (up to 10 s), so the server must get to serving them.
-std::vector<net::Socket> activeAttack(const net::SocketAddress& to, uint16_t purpose,
+/// Both claim rank `claimedRank`.
+std::vector<net::Socket> activeAttack(const net::SocketAddress& to, uint16_t purpose, int claimedRank,
                                       const std::function<void()>& connected = [] {});
 
 }  // namespace hetccl::bootstrap::testing

@@ -24,7 +24,7 @@ TEST(BootstrapHostile, InitSucceedsDespiteHostileClientsOnRootAndMesh) {
   UniqueId id = createUniqueId();
   // Against the root, before any rank arrives: the half-open ones stay open through init.
   std::vector<net::Socket> held = passiveAttack(id.root, static_cast<uint16_t>(Purpose::Root), 100);
-  for (auto& s : activeAttack(id.root, static_cast<uint16_t>(Purpose::Root))) held.push_back(std::move(s));
+  for (auto& s : activeAttack(id.root, static_cast<uint16_t>(Purpose::Root), 0)) held.push_back(std::move(s));
 
   std::mutex heldLock;
   std::vector<std::thread> activeAttackers;
@@ -35,16 +35,17 @@ TEST(BootstrapHostile, InitSucceedsDespiteHostileClientsOnRootAndMesh) {
     // junk waits in the listener's backlog ahead of the real ranks. Forged handshakes need replies, which
     // come once the mesh phase serves the listener, so they run beside init.
     std::vector<net::Socket> more = passiveAttack(mesh, static_cast<uint16_t>(Purpose::Mesh), 70);
+    auto connected = std::make_shared<std::promise<void>>();
     {
       std::lock_guard lock(heldLock);
       for (auto& s : more) held.push_back(std::move(s));
+      // Claims rank 3, which the listeners of ranks 0..2 expect: only the proof can reject it.
+      activeAttackers.emplace_back([&, mesh, connected] {
+        auto sockets = activeAttack(mesh, static_cast<uint16_t>(Purpose::Mesh), 3, [&] { connected->set_value(); });
+        std::lock_guard lock(heldLock);
+        for (auto& s : sockets) held.push_back(std::move(s));
+      });
     }
-    auto connected = std::make_shared<std::promise<void>>();
-    activeAttackers.emplace_back([&, mesh, connected] {
-      auto sockets = activeAttack(mesh, static_cast<uint16_t>(Purpose::Mesh), [&] { connected->set_value(); });
-      std::lock_guard lock(heldLock);
-      for (auto& s : sockets) held.push_back(std::move(s));
-    });
     connected->get_future().wait();  // both forgers sit in the backlog before this rank goes on
   };
   auto ranks = joinAll(id, 4, opts);
@@ -70,7 +71,7 @@ TEST(BootstrapHostile, LauncherRootStartedByRankZeroSurvivesAFlood) {
   opts.hooks.onMeshListening = [&](int rank, const net::SocketAddress&) {
     if (rank != 1) return;
     held = passiveAttack(id.root, static_cast<uint16_t>(Purpose::Root), 80);
-    for (auto& s : activeAttack(id.root, static_cast<uint16_t>(Purpose::Root))) held.push_back(std::move(s));
+    for (auto& s : activeAttack(id.root, static_cast<uint16_t>(Purpose::Root), 0)) held.push_back(std::move(s));
   };
   auto ranks = joinAll(id, 3, opts);
   for (size_t r = 0; r < ranks.size(); ++r)
