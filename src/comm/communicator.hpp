@@ -79,10 +79,10 @@ class Communicator {
   std::shared_ptr<bootstrap::Bootstrap> parentBoot_;  // declared first: destroyed last
   std::shared_ptr<bootstrap::Bootstrap> boot_;
   algo::Topology topology_;
+  std::atomic<bool> aborted_{false};  // before links_: transports hold a pointer to it
   std::unique_ptr<LinkSet> links_;
   engine::ExecContext exec_;
   algo::Tuning tuning_;
-  std::atomic<bool> aborted_{false};
   std::atomic<int> asyncError_{0};
   bool finalized_ = false;
   mutable std::mutex mu_;  // guards errorMessage_, userOps_
