@@ -1,7 +1,9 @@
 // Failures during a collective: a killed rank, a silent rank, an aborted communicator, a broken schedule.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "algo/planner.hpp"
 #include "core/error.hpp"
@@ -48,17 +50,17 @@ void waitUntilSomeoneSendsTo(transport::mem::Fabric& fabric, int rank) {
 
 TEST(Failures, KilledRankIsNamedByItsNeighbour) {
   MemWorld world(2);
+  AllReduceRank rank0(100000);  // outlives the rank threads: a failed rank must not free what peers may read
   auto errors = runRanks(2, [&](int r) {
     if (r == 1) {
       waitUntilSomeoneSendsTo(world.fabric(), 1);
       world.fabric().kill(1);
       return;
     }
-    AllReduceRank rank(100000);
     auto links = world.linksFor(r);
     engine::ExecContext ctx;
     ctx.timeoutMs = 10'000;
-    engine::runGroup(algo::Topology::singleDomain(r, 2), {&rank.op, 1}, *links, ctx, ringTuning());
+    engine::runGroup(algo::Topology::singleDomain(r, 2), {&rank0.op, 1}, *links, ctx, ringTuning());
   });
   ASSERT_TRUE(errors[0]);
   try {
@@ -74,13 +76,17 @@ TEST(Failures, KilledRankIsNamedByItsNeighbour) {
 TEST(Failures, KilledRankMidCollectiveFailsEveryRank) {
   constexpr int n = 4, victim = 2;
   MemWorld world(n);
+  // User buffers outlive every rank thread (as a real peer's memory outlives our failure): only the
+  // engine's own scratch and reducers are freed while other ranks still run, which abandon() covers.
+  std::vector<std::unique_ptr<AllReduceRank>> ranks;
+  for (int r = 0; r < n; ++r) ranks.push_back(std::make_unique<AllReduceRank>(200000));
   auto errors = runRanks(n, [&](int r) {
     if (r == victim) {
       waitUntilSomeoneSendsTo(world.fabric(), victim);
       world.fabric().kill(victim);
       return;
     }
-    AllReduceRank rank(200000);
+    AllReduceRank& rank = *ranks[r];
     auto links = world.linksFor(r);
     engine::ExecContext ctx;
     ctx.timeoutMs = 10'000;
@@ -106,9 +112,11 @@ TEST(Failures, KilledRankMidCollectiveFailsEveryRank) {
 TEST(Failures, SilentRankTimesOutNamingIt) {
   constexpr int n = 3, silent = 2;
   MemWorld world(n);
+  std::vector<std::unique_ptr<AllReduceRank>> ranks;  // outlive the rank threads
+  for (int r = 0; r < n; ++r) ranks.push_back(std::make_unique<AllReduceRank>(50000));
   auto errors = runRanks(n, [&](int r) {
     if (r == silent) return;  // never joins
-    AllReduceRank rank(50000);
+    AllReduceRank& rank = *ranks[r];
     auto links = world.linksFor(r);
     engine::ExecContext ctx;
     ctx.timeoutMs = 300;
