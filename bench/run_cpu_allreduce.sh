@@ -49,6 +49,7 @@ run_gloo() {  # both ranks of the gloo benchmark, rendezvous through a fresh Fil
   return $rc
 }
 
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 failures=0
 for run in $(seq 1 "$RUNS"); do
   for name in hetccl1 hetccl2 mpi gloo; do
@@ -84,7 +85,8 @@ done
   echo "- compiler: $(g++ --version | head -1)"
   echo "- packages: $(dpkg-query -W -f='${Package} ${Version}; ' openmpi-bin libopenmpi-dev libgloo-dev 2>/dev/null)"
   echo "- hetccl: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown) (working tree may be modified), Release build"
-  echo "- load when the run ended: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "- load average (1/5/15 min) at start: $LOAD_START; at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "  (above $(nproc) the programs competed with other work for the cores: re-run before trusting the numbers)"
   echo
   echo "## Results"
   echo

@@ -53,7 +53,7 @@ def main():
                 continue
             t = statistics.median(times)
             bw[p] = size / (t * 1e3) * BUS_FACTOR if t > 0 else None
-            cells.append(f"{bw[p]:.3g} ({t:.4g} us)" if bw[p] else "n/a")
+            cells.append(f"{bw[p]:.3g} ({t:.4g} us)" if t < 1000 else f"{bw[p]:.3g} ({t:.0f} us)")
         base = max((v for v in (bw["mpi"], bw["gloo"]) if v), default=None)
         for p in ("hetccl1", "hetccl2"):
             cells.append(f"{bw[p] / base:.2f}" if bw[p] and base else "n/a")

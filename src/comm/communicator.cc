@@ -35,6 +35,7 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
   links_ = std::make_unique<LinkSet>(*boot_, forced, &aborted_, Deadline::fromConfig());
   exec_.timeoutMs = config().timeoutMs();
   exec_.abortFlag = &aborted_;
+  exec_.scratch = &scratch_;
   exec_.peers = boot_->peers();
   exec_.checkFailure = [b = boot_.get()] {
     if (auto f = b->failure()) throw *f;

@@ -81,6 +81,7 @@ class Communicator {
   algo::Topology topology_;
   std::atomic<bool> aborted_{false};  // before links_: transports hold a pointer to it
   std::unique_ptr<LinkSet> links_;
+  engine::ScratchArena scratch_;
   engine::ExecContext exec_;
   algo::Tuning tuning_;
   std::atomic<int> asyncError_{0};

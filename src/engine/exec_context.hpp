@@ -9,6 +9,7 @@
 
 #include "core/peer_info.hpp"
 #include "engine/local_ops.hpp"
+#include "engine/scratch_arena.hpp"
 
 namespace hetccl::engine {
 
@@ -24,6 +25,8 @@ struct ExecContext {
   std::vector<PeerInfo> peers;
   /// Local data operations; nullptr means host memory (hostLocalOps()).
   const LocalOps* local = nullptr;
+  /// Scratch reused across calls (the communicator's); nullptr: each call allocates its own.
+  ScratchArena* scratch = nullptr;
 };
 
 }  // namespace hetccl::engine

@@ -49,11 +49,11 @@ class Executor {
     prepareReductions();
     prepareGraph();
     prepareConnections(links);
-    if (s.scratchBytes > 0) scratch_ = std::make_unique<uint64_t[]>((s.scratchBytes + 7) / 8);
+    if (s.scratchBytes > 0) scratchBase_ = (ctx.scratch ? *ctx.scratch : ownScratch_).get(s.scratchBytes);
   }
 
   /// Runs the schedule to completion. If it throws, every connection with requests still open has
-  /// been abandoned first, so no transport touches scratch_, reducers_ or user buffers afterwards.
+  /// been abandoned first, so no transport touches scratch, reducers_ or user buffers afterwards.
   void run();
 
  private:
@@ -64,7 +64,7 @@ class Executor {
   void prepareConnections(Links& links);
   void* resolve(Location l) const {
     return l.space == Location::Space::User ? reinterpret_cast<void*>(l.addr)
-                                            : reinterpret_cast<char*>(scratch_.get()) + l.addr;
+                                            : static_cast<char*>(scratchBase_) + l.addr;
   }
   void runLocal(uint32_t index);
   void complete(uint32_t index);
@@ -76,7 +76,8 @@ class Executor {
   const Schedule& s_;
   const ExecContext& ctx_;
   const LocalOps& local_;
-  std::unique_ptr<uint64_t[]> scratch_;
+  ScratchArena ownScratch_;  // used when the context brings no arena
+  void* scratchBase_ = nullptr;
   std::vector<ReducerCtx> reducerCtx_;
   std::vector<transport::Reducer> reducers_;  // per reduction; outlive every request
   std::vector<uint32_t> waitingOn_;           // unfinished dependencies per step

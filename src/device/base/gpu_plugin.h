@@ -1,0 +1,141 @@
+/* The GPU device runtime plugin interface: what a vendor runtime (CUDA today, HIP later) offers hetccl.
+ *
+ * A plugin is a shared object (libhetccl-cuda.so) that the core opens with dlopen and never links. It
+ * exports one symbol, `hetcclGpuPlugin_v1` of type `hetcclGpuPlugin_v1_t`, a struct of function pointers
+ * (shaped like NCCL's net plugin v-structs). The core checks `version` before touching anything else;
+ * a later interface adds a `hetcclGpuPlugin_v2` symbol and keeps v1 readable.
+ *
+ * Conventions of every function:
+ *  - returns 0 (HETCCL_GPU_OK) on success, a nonzero HETCCL_GPU_ERR_* code on failure; after a failure
+ *    `lastError()` returns a text naming the failed call and the vendor's error string (thread-local,
+ *    valid until the next call on the same thread);
+ *  - streams and events are opaque `void*`; the null stream is the vendor's default (legacy) stream;
+ *  - "device" pointers are vendor device memory; "pinned" pointers are page-locked host memory mapped
+ *    into the device address space (usable by copies and kernels on every device);
+ *  - every function is thread-safe; device-scoped calls act on the calling thread's current device.
+ * Pure C so that a plugin built with another compiler (hipcc) or outside this tree can implement it.
+ */
+#ifndef HETCCL_DEVICE_BASE_GPU_PLUGIN_H_
+#define HETCCL_DEVICE_BASE_GPU_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HETCCL_GPU_PLUGIN_VERSION 1
+#define HETCCL_GPU_PLUGIN_SYMBOL_V1 "hetcclGpuPlugin_v1"
+
+/* Error codes. */
+#define HETCCL_GPU_OK 0
+#define HETCCL_GPU_ERR_RUNTIME 1     /* the vendor runtime failed (out of memory, launch failure, ...) */
+#define HETCCL_GPU_ERR_NO_DEVICE 2   /* no device or no usable driver: a normal case on CPU-only hosts */
+#define HETCCL_GPU_ERR_ARGUMENT 3    /* bad argument: null pointer, unknown type/op, ... */
+#define HETCCL_GPU_ERR_NOT_READY 4   /* eventQuery / streamQuery: work still pending (not a failure) */
+
+/* Log levels passed to the logger (values of hetccl::log::Level). */
+#define HETCCL_GPU_LOG_WARN 2
+#define HETCCL_GPU_LOG_INFO 3
+#define HETCCL_GPU_LOG_TRACE 4
+
+/* The core's logger: one formatted line, no trailing newline. May be called from any thread. */
+typedef void (*hetcclGpuLogger_v1_t)(int level, const char* file, int line, const char* message);
+
+/* What a pointer is (pointerQuery). */
+#define HETCCL_GPU_MEM_HOST 0     /* ordinary host memory unknown to the runtime */
+#define HETCCL_GPU_MEM_PINNED 1   /* page-locked host memory (allocPinned or hostRegister) */
+#define HETCCL_GPU_MEM_DEVICE 2   /* device memory */
+#define HETCCL_GPU_MEM_MANAGED 3  /* managed (unified) memory */
+
+/* Flags of streamWaitFlag / streamWriteFlag. */
+#define HETCCL_GPU_FLAG_FORCE_KERNEL 1u  /* use the polling/writing kernel even where stream memory ops work */
+
+/* Reduction operators (values of hetccl::RedOpKind; Avg and PreMulSum accumulate as Sum). Data types are
+ * hetccl::DataType values (NCCL's ncclDataType_t: int8=0 ... bfloat16=9). */
+
+typedef struct {
+  /* HETCCL_GPU_PLUGIN_VERSION of the interface this struct implements. Read first. */
+  int version;
+  /* Short name for logs, e.g. "cuda". */
+  const char* name;
+
+  /* Initialises the plugin once per process (later calls return the first result). Fails with
+   * HETCCL_GPU_ERR_NO_DEVICE when there is no driver or no device. `logger` may be NULL (no logging). */
+  int (*init)(hetcclGpuLogger_v1_t logger);
+  /* Text of the calling thread's last failure ("" when none). Never NULL. */
+  const char* (*lastError)(void);
+  /* Runtime and driver versions as 1000*major + 10*minor (0 when unknown). */
+  int (*versions)(int* runtimeVersion, int* driverVersion);
+
+  /* Devices. */
+  int (*deviceCount)(int* count);
+  int (*getDevice)(int* device);
+  int (*setDevice)(int device);
+
+  /* Device memory of the current device; allocDevice never returns NULL on success. bytes > 0. */
+  int (*allocDevice)(void** ptr, size_t bytes);
+  int (*freeDevice)(void* ptr);
+  /* Pinned, mapped, portable host memory. */
+  int (*allocPinned)(void** ptr, size_t bytes);
+  int (*freePinned)(void* ptr);
+  /* Pins existing host memory (e.g. a shared-memory segment) as mapped and portable. */
+  int (*hostRegister)(void* ptr, size_t bytes);
+  int (*hostUnregister)(void* ptr);
+  /* What `ptr` is (HETCCL_GPU_MEM_*) and, for device/managed memory, its device ordinal (else -1).
+   * Unknown host pointers are not an error. */
+  int (*pointerQuery)(const void* ptr, int* memType, int* device);
+
+  /* Streams (non-blocking with respect to the null stream). */
+  int (*streamCreate)(void** stream);
+  int (*streamDestroy)(void* stream);
+  int (*streamSynchronize)(void* stream);
+  /* HETCCL_GPU_OK when all work queued on the stream is done, HETCCL_GPU_ERR_NOT_READY when not. */
+  int (*streamQuery)(void* stream);
+
+  /* Events (timing disabled). eventQuery: HETCCL_GPU_OK when reached, HETCCL_GPU_ERR_NOT_READY when not. */
+  int (*eventCreate)(void** event);
+  int (*eventDestroy)(void* event);
+  int (*eventRecord)(void* event, void* stream);
+  int (*eventQuery)(void* event);
+  int (*eventSynchronize)(void* event);
+  /* Later work on `stream` waits until `event` (as last recorded) is reached. */
+  int (*streamWaitEvent)(void* stream, void* event);
+
+  /* Copies between any two of host, pinned and device memory (unified addressing decides the direction).
+   * The async forms are ordered on `stream`; with ordinary (pageable) host memory they may block. */
+  int (*memcpyAsync)(void* dst, const void* src, size_t bytes, void* stream);
+  int (*memsetAsync)(void* dst, int byteValue, size_t bytes, void* stream);
+  /* Synchronous forms: complete (and visible to the host) when they return. */
+  int (*memcpySync)(void* dst, const void* src, size_t bytes);
+  int (*memsetSync)(void* dst, int byteValue, size_t bytes);
+
+  /* Later work on `stream` does not start until the 64-bit word at `flag` (pinned host memory, 8-byte
+   * aligned) satisfies (int64_t)(*flag - value) >= 0, i.e. reaches `value` for an increasing counter.
+   * Uses the driver's stream memory operations where supported, else a one-thread kernel polling the flag
+   * with volatile loads (which occupies the stream and a little of one multiprocessor while it waits). The
+   * host must eventually write the flag (also on abort), or the stream never proceeds. */
+  int (*streamWaitFlag)(void* stream, const uint64_t* flag, uint64_t value, unsigned flags);
+  /* When `stream` reaches this point (after all earlier work on it, whose memory effects are then
+   * visible to the host), the 64-bit word at `flag` (pinned host memory) becomes `value`. */
+  int (*streamWriteFlag)(void* stream, uint64_t* flag, uint64_t value, unsigned flags);
+  /* 1 in *native when streamWaitFlag/streamWriteFlag use stream memory operations on the current device,
+   * 0 when they use kernels. */
+  int (*flagMethod)(int* native);
+
+  /* Reduction kernels, asynchronous on `stream`; dst and src are device (or mapped pinned) memory, the
+   * same buffer or not overlapping. Results are bit-identical to hetccl's host kernels for finite inputs.
+   *   reduce:  dst[i] = dst[i] (op) src[i]          (op: sum, prod, max, min; avg/premulsum as sum)
+   *   scale:   dst[i] = src[i] * scalar             (scalar: one element of dataType, host bytes)
+   *   divide:  buf[i] = buf[i] / n                  (n >= 1; integers truncate toward zero) */
+  int (*reduce)(void* dst, const void* src, size_t count, int dataType, int op, void* stream);
+  int (*scale)(void* dst, const void* src, size_t count, int dataType, const void* scalar, void* stream);
+  int (*divide)(void* buf, size_t count, int dataType, uint64_t n, void* stream);
+} hetcclGpuPlugin_v1_t;
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* HETCCL_DEVICE_BASE_GPU_PLUGIN_H_ */
