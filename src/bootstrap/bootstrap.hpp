@@ -17,8 +17,8 @@
 namespace hetccl::bootstrap {
 
 /// Wire protocol version of the bootstrap and of rank descriptors. Ranks with different versions fail
-/// init with a clear error on every rank.
-inline constexpr uint32_t kProtocolVersion = 1;
+/// init with a clear error on every rank. Version 2 added the Goodbye frame (Bootstrap::leave).
+inline constexpr uint32_t kProtocolVersion = 2;
 
 /// This process's descriptor: host id (HETCCL_HOST_ID or detected: hostname + boot id), domain
 /// (HETCCL_DOMAIN or the device kind's name), pid, protocol version.
@@ -44,6 +44,15 @@ class Bootstrap {
   virtual std::optional<PeerError> failure() const = 0;
   /// Makes every current and future wait throw AbortedError. Safe from any thread.
   virtual void abort() = 0;
+
+  /// Says goodbye: tells every other rank of this bootstrap that this rank is done with it, so that its
+  /// closing its connections afterwards is a normal leave, not a failure of this bootstrap (no failure()
+  /// and no error in their waits on it). Call only after a completed final barrier, once no message of
+  /// this bootstrap is outstanding; nothing may be sent through it afterwards. Best effort: a peer that
+  /// already left is skipped; never throws for a peer. Views sharing the sockets (split parents and
+  /// children) still report this rank's close as a failure until they say goodbye too; a rank that
+  /// dies or aborts without saying goodbye is reported as before.
+  virtual void leave() = 0;
 
   /// A bootstrap over a subset of ranks (`ranks[i]` is the parent rank of new rank i), sharing this
   /// one's sockets under its own tag space `commTag`. The child must not outlive the parent.

@@ -25,6 +25,7 @@ enum class FrameType : uint16_t {
   Error = 3,       ///< root -> rank: init failed; payload is the message (UTF-8, <= 4 KiB)
   Data = 4,        ///< rank <-> rank: Bootstrap::send/recv; payload = u32 comm id | u32 zero | bytes
   Collective = 5,  ///< rank <-> rank: allGather/barrier; tag = per-comm call sequence; payload as Data
+  Goodbye = 6,     ///< rank -> rank: the sender finalized comm id (payload = u32 comm id | u32 zero; tag 0)
 };
 
 struct Frame {

@@ -5,6 +5,7 @@
 #include <map>
 #include <thread>
 
+#include "comm/device_path.hpp"
 #include "comm/links.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
@@ -96,7 +97,42 @@ std::string Communicator::asyncErrorMessage() const {
   return errorMessage_;
 }
 
-void Communicator::run(std::span<const algo::CollOp> ops) {
+void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
+  checkUsable();
+  if (!isDeviceGroup(ops)) return runHost(ops);
+  if (!devicePath_) {
+    int device = peers()[rank()].deviceIndex;
+    devicePath_ = std::make_unique<DevicePath>(
+        *gpu_, device, rank(), size(), [this](std::span<const algo::CollOp> staged) { runHost(staged); },
+        [this](const std::exception& e) {
+          if (auto* err = dynamic_cast<const Error*>(&e)) return fail(*err);
+          fail(InternalError(e.what()));
+        },
+        &aborted_);
+  }
+  devicePath_->enqueue(std::vector<algo::CollOp>(ops.begin(), ops.end()), stream);
+}
+
+bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
+  if (!gpu_) return false;
+  int device = 0, host = 0;
+  auto classify = [&](const void* p) {
+    if (!p) return;
+    int memType = HETCCL_GPU_MEM_HOST, dev = -1;
+    if (gpu_->pointerQuery(p, &memType, &dev) != HETCCL_GPU_OK) memType = HETCCL_GPU_MEM_HOST;
+    (memType == HETCCL_GPU_MEM_DEVICE || memType == HETCCL_GPU_MEM_MANAGED ? device : host)++;
+  };
+  for (const auto& op : ops) {
+    classify(op.sendbuff);
+    classify(op.recvbuff);
+  }
+  if (device && host)
+    throw InvalidArgument(concat("rank ", rank(), ": a group mixes device and host buffers (", device, " device, ",
+                                 host, " host); use one kind per group"));
+  return device > 0;
+}
+
+void Communicator::runHost(std::span<const algo::CollOp> ops) {
   checkUsable();
   try {
     engine::runGroup(topology_, ops, *links_, exec_, tuning_);
@@ -179,6 +215,7 @@ ReduceOp Communicator::resolveOp(int handle, DataType type) const {
 
 void Communicator::finalize() {
   if (finalized_) return;
+  if (devicePath_) devicePath_->drain();  // queued device work finishes first (or is released on failure)
   finalized_ = true;
   if (aborted_.load() || asyncError() != Result::Success) return;
   try {

@@ -15,11 +15,13 @@
 #include "algo/tuning.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "core/result.hpp"
+#include "device/base/gpu_plugin.h"
 #include "engine/exec_context.hpp"
 
 namespace hetccl {
 
 class LinkSet;
+class DevicePath;
 
 /// Options of hetcclConfig_t the communicator uses.
 struct CommOptions {
@@ -45,9 +47,10 @@ class Communicator {
   /// Checks one operation against this communicator (root/peer range, buffers, counts that overflow,
   /// AllToAllv tables, user op handles). Throws InvalidArgument saying what is wrong; changes nothing.
   void validate(const algo::CollOp& op) const;
-  /// Runs a group of operations (already validated) to completion. A peer failure or abort makes the
-  /// communicator unusable: the error is kept (asyncError) and thrown again by later calls.
-  void run(std::span<const algo::CollOp> ops);
+  /// Runs a group of operations (already validated). Host buffers: to completion before returning.
+  /// Device buffers: ordered on `stream` and returning at once (DevicePath). A peer failure or abort
+  /// makes the communicator unusable: the error is kept (asyncError) and thrown again by later calls.
+  void run(std::span<const algo::CollOp> ops, void* stream);
 
   /// Collective over this communicator: ranks with the same color form a new communicator ordered by
   /// (key, old rank). color < 0 (HETCCL_SPLIT_NOCOLOR) takes part but gets nullptr.
@@ -72,6 +75,9 @@ class Communicator {
  private:
   Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options);
   void checkUsable() const;
+  void runHost(std::span<const algo::CollOp> ops);
+  /// True when the group's buffers are device memory; throws InvalidArgument for a mix.
+  bool isDeviceGroup(std::span<const algo::CollOp> ops) const;
   void fail(const Error& e);
   /// The peer failure to report for `seen`: the first failure the bootstrap noticed, when it differs.
   PeerError rootCause(const PeerError& seen) const;
@@ -95,6 +101,8 @@ class Communicator {
   };
   std::vector<UserOp> userOps_;
   uint32_t splitCount_ = 0;
+  const hetcclGpuPlugin_v1_t* gpu_ = nullptr;  // loaded CUDA runtime plugin, when this rank has a GPU
+  std::unique_ptr<DevicePath> devicePath_;      // created on the first device-buffer call
 };
 
 }  // namespace hetccl

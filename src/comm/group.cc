@@ -13,6 +13,7 @@ namespace {
 
 struct Batch {
   Communicator* comm;
+  void* stream;
   std::vector<algo::CollOp> ops;
 };
 
@@ -25,7 +26,7 @@ thread_local State state;
 
 void runBatches(std::vector<Batch>& batches) {
   if (batches.size() == 1) {
-    batches[0].comm->run(batches[0].ops);
+    batches[0].comm->run(batches[0].ops, batches[0].stream);
     return;
   }
   std::vector<std::exception_ptr> errors(batches.size());
@@ -34,7 +35,7 @@ void runBatches(std::vector<Batch>& batches) {
   for (size_t i = 0; i < batches.size(); ++i)
     threads.emplace_back([&, i] {
       try {
-        batches[i].comm->run(batches[i].ops);
+        batches[i].comm->run(batches[i].ops, batches[i].stream);
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -58,9 +59,9 @@ void end() {
   if (!batches.empty()) runBatches(batches);
 }
 
-void submit(Communicator& comm, algo::CollOp op) {
+void submit(Communicator& comm, algo::CollOp op, void* stream) {
   if (state.depth == 0) {
-    comm.run({&op, 1});
+    comm.run({&op, 1}, stream);
     return;
   }
   for (auto& b : state.batches)
@@ -68,7 +69,7 @@ void submit(Communicator& comm, algo::CollOp op) {
       b.ops.push_back(std::move(op));
       return;
     }
-  state.batches.push_back({&comm, {}});
+  state.batches.push_back({&comm, stream, {}});
   state.batches.back().ops.push_back(std::move(op));
 }
 

@@ -18,8 +18,9 @@ void start();
 void end();
 /// True while this thread is inside a group.
 bool active();
-/// Runs `op` now (outside a group) or queues it. `op` must already be validated.
-void submit(Communicator& comm, algo::CollOp op);
+/// Runs `op` now (outside a group) or queues it. `op` must already be validated. `stream` orders
+/// operations on device buffers (a group uses the stream of its communicator's first operation).
+void submit(Communicator& comm, algo::CollOp op, void* stream);
 /// Drops queued operations of `comm` (it is being destroyed inside a group).
 void forget(const Communicator& comm);
 

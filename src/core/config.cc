@@ -35,6 +35,10 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_CHUNK_BYTES", "", "512K", "pipeline chunk of the engine (bytes)"},
     ConfigVar{"HETCCL_ALGO", "NCCL_ALGO", "auto", "force an algorithm: auto, ring, tree, rd (recursive doubling), hier"},
     ConfigVar{"HETCCL_SMALL_BYTES", "", "64K", "messages up to this size use latency-bound algorithms (tree / recursive doubling)"},
+    ConfigVar{"HETCCL_CUDA_PLUGIN", "", "",
+              "path of libhetccl-cuda.so (default: next to libhetccl.so, then the dynamic loader's search path)"},
+    ConfigVar{"HETCCL_NCCL_LIB", "", "",
+              "path of the real NCCL library for collectives inside a domain (default: search; pip wheels: .../nvidia/nccl/lib/libnccl.so.2)"},
 };
 static_assert(kVariables.size() <= 64, "grow Config::entries_");
 

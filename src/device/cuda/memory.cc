@@ -51,13 +51,16 @@ int pointerQuery(const void* ptr, int* memType, int* device) {
 int memcpySync(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return HETCCL_GPU_OK;
   if (!dst || !src) return fail(HETCCL_GPU_ERR_ARGUMENT, "memcpySync", "null pointer");
-  return check(gpuMemcpy(dst, src, bytes, gpuMemcpyDefault), "cudaMemcpy");
+  // cudaMemcpy may return before a device-to-device copy is done: wait for the (legacy) null stream.
+  if (const int rc = check(gpuMemcpy(dst, src, bytes, gpuMemcpyDefault), "cudaMemcpy")) return rc;
+  return check(gpuStreamSynchronize(nullptr), "cudaStreamSynchronize (after cudaMemcpy)");
 }
 
 int memsetSync(void* dst, int byteValue, size_t bytes) {
   if (bytes == 0) return HETCCL_GPU_OK;
   if (!dst) return fail(HETCCL_GPU_ERR_ARGUMENT, "memsetSync", "null pointer");
-  return check(gpuMemset(dst, byteValue, bytes), "cudaMemset");
+  if (const int rc = check(gpuMemset(dst, byteValue, bytes), "cudaMemset")) return rc;  // asynchronous for device memory
+  return check(gpuStreamSynchronize(nullptr), "cudaStreamSynchronize (after cudaMemset)");
 }
 
 }  // namespace hetccl::cuda_plugin

@@ -37,9 +37,9 @@ int streamWaitFlag(void* stream, const uint64_t* flag, uint64_t value, unsigned 
 int streamWriteFlag(void* stream, uint64_t* flag, uint64_t value, unsigned flags);
 int flagMethod(int* native);
 
-// kernels.cu (launches; type/op already validated by the caller)
-int reduceAsync(void* dst, const void* src, size_t count, int dataType, int op, void* stream);
-int scaleAsync(void* dst, const void* src, size_t count, int dataType, const void* scalar, void* stream);
-int divideAsync(void* buf, size_t count, int dataType, uint64_t n, void* stream);
+// reduce.cc
+int reduce(void* dst, const void* src, size_t count, int dataType, int op, void* stream);
+int scale(void* dst, const void* src, size_t count, int dataType, const void* scalar, void* stream);
+int divide(void* buf, size_t count, int dataType, uint64_t n, void* stream);
 
 }  // namespace hetccl::cuda_plugin

@@ -5,6 +5,10 @@
 // rendezvous: the receiver copies straight from the sender's buffer and only then does the send
 // complete (the strictest buffering a real transport may have, so schedule bugs that rely on buffering
 // show up as timeouts in tests).
+//
+// abandon() on either side (transport contract) stops the transport touching that side's buffers; the
+// other side's matching requests then never complete, as with a real transport whose peer went quiet:
+// the peer learns the cause from the kill flag, its failure detector, or its deadline.
 #pragma once
 
 #include <atomic>
@@ -35,10 +39,12 @@ class Fabric {
     std::vector<unsigned char> copy;      ///< eager: the bytes
     size_t bytes = 0;
   };
-  /// One direction between two ranks.
+  /// One direction between two ranks. `mutex` guards `queue` and is held by the receiver for the whole
+  /// copy out of a message, so a sender that withdraws its messages under it (abandon()) knows each one
+  /// was either fully copied before or will never be read.
   struct Channel {
     std::mutex mutex;
-    std::deque<Message> queue;               ///< sent, not yet consumed
+    std::deque<Message> queue;               ///< sent, not yet consumed (nor withdrawn)
     std::atomic<uint64_t> consumed{0};       ///< messages the receiver has finished copying
   };
   /// The channel carrying `from`'s messages to `to`.

@@ -1,5 +1,6 @@
 #include "transport/mem/mem_transport.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 
@@ -18,12 +19,19 @@ void throwIfDead(const Fabric& f, int self, int peer, const char* what) {
     throw PeerError(peer, "", concat("mem transport: rank ", peer, " died while rank ", self, " waited to ", what));
 }
 
+void throwIfAbandoned(bool abandoned, int self, int peer, const char* what) {
+  if (abandoned)
+    throw InternalError(concat("mem transport: rank ", self, " used its ", what, " connection with rank ", peer,
+                               " after abandon()"));
+}
+
 class MemSendConn final : public SendConn {
  public:
   MemSendConn(std::shared_ptr<Fabric> f, int self, int peer, const std::atomic<bool>* abortFlag)
       : fabric_(std::move(f)), channel_(fabric_->channel(self, peer)), self_(self), peer_(peer), abort_(abortFlag) {}
 
   Request isend(const void* data, size_t bytes) override {
+    throwIfAbandoned(abandoned_, self_, peer_, "send");
     Fabric::Message m;
     m.bytes = bytes;
     const bool eager = bytes <= fabric_->eagerBytes();
@@ -42,11 +50,23 @@ class MemSendConn final : public SendConn {
   }
 
   bool test(Request r) override {
+    throwIfAbandoned(abandoned_, self_, peer_, "send");
     if (r == 0 || r > eager_.size()) throw InternalError(concat("mem transport: unknown send request ", r));
     if (eager_[r - 1] || channel_.consumed.load(std::memory_order_acquire) >= r) return true;
     throwIfAborted(abort_, self_, peer_);
     throwIfDead(*fabric_, self_, peer_, "take a send");
     return false;
+  }
+
+  /// Withdraws every rendezvous message the receiver has not copied yet (and, to keep FIFO order, every
+  /// message queued after the first of them). The receiver copies under the channel lock, so once this
+  /// holds the lock each message is either fully copied or never read: the sender's buffers are free.
+  void abandon() noexcept override {
+    abandoned_ = true;
+    std::lock_guard<std::mutex> lock(channel_.mutex);
+    auto& q = channel_.queue;
+    auto firstBorrowed = std::find_if(q.begin(), q.end(), [](const Fabric::Message& m) { return m.data != nullptr; });
+    q.erase(firstBorrowed, q.end());
   }
 
  private:
@@ -55,6 +75,7 @@ class MemSendConn final : public SendConn {
   int self_, peer_;
   const std::atomic<bool>* abort_;
   std::vector<bool> eager_;  // per request
+  bool abandoned_ = false;
 };
 
 class MemRecvConn final : public RecvConn {
@@ -63,17 +84,27 @@ class MemRecvConn final : public RecvConn {
       : fabric_(std::move(f)), channel_(fabric_->channel(peer, self)), self_(self), peer_(peer), abort_(abortFlag) {}
 
   Request irecv(void* data, size_t bytes, const Reducer* reducer) override {
+    throwIfAbandoned(abandoned_, self_, peer_, "receive");
     posted_.push_back(Posted{static_cast<unsigned char*>(data), bytes, reducer});
     return ++postedCount_;
   }
 
   bool test(Request r) override {
+    throwIfAbandoned(abandoned_, self_, peer_, "receive");
     if (r == 0 || r > postedCount_) throw InternalError(concat("mem transport: unknown receive request ", r));
     progress();
     if (doneCount_ >= r) return true;
     throwIfAborted(abort_, self_, peer_);
     throwIfDead(*fabric_, self_, peer_, "deliver a receive");
     return false;
+  }
+
+  /// Forgets every posted receive. Only progress() (under the channel lock) writes into them, so after
+  /// this no buffer or Reducer of theirs is touched; the sender's matching sends never complete.
+  void abandon() noexcept override {
+    abandoned_ = true;
+    std::lock_guard<std::mutex> lock(channel_.mutex);
+    posted_.clear();
   }
 
  private:
@@ -83,23 +114,18 @@ class MemRecvConn final : public RecvConn {
     const Reducer* reducer;
   };
 
+  /// Matches posted receives with queued messages. Copies while holding the channel lock: the sender's
+  /// abandon() takes that lock to withdraw its messages, so it never frees a buffer mid-copy.
   void progress() {
-    while (!posted_.empty()) {
-      const Fabric::Message* m = nullptr;
-      {
-        std::lock_guard<std::mutex> lock(channel_.mutex);
-        if (channel_.queue.empty()) return;
-        m = &channel_.queue.front();  // stays valid: only this thread pops
-      }
+    std::lock_guard<std::mutex> lock(channel_.mutex);
+    while (!posted_.empty() && !channel_.queue.empty()) {
+      const Fabric::Message& m = channel_.queue.front();
       const Posted& p = posted_.front();
-      if (m->bytes != p.bytes)
-        throw PeerError(peer_, "", concat("mem transport: rank ", peer_, " sent ", m->bytes, " bytes where rank ", self_,
+      if (m.bytes != p.bytes)
+        throw PeerError(peer_, "", concat("mem transport: rank ", peer_, " sent ", m.bytes, " bytes where rank ", self_,
                                           " expected ", p.bytes, " (schedules disagree)"));
-      deliver(p, m->data ? static_cast<const unsigned char*>(m->data) : m->copy.data());
-      {
-        std::lock_guard<std::mutex> lock(channel_.mutex);
-        channel_.queue.pop_front();
-      }
+      deliver(p, m.data ? static_cast<const unsigned char*>(m.data) : m.copy.data());
+      channel_.queue.pop_front();
       channel_.consumed.fetch_add(1, std::memory_order_release);
       posted_.pop_front();
       ++doneCount_;
@@ -123,6 +149,7 @@ class MemRecvConn final : public RecvConn {
   const std::atomic<bool>* abort_;
   std::deque<Posted> posted_;
   uint64_t postedCount_ = 0, doneCount_ = 0;
+  bool abandoned_ = false;
 };
 
 class MemListener final : public Listener {

@@ -1,0 +1,20 @@
+// Host-callable launchers of the plugin's kernels (kernels.cu, compiled by nvcc), so that the plugin's
+// .cc files stay plain C++. Each queues one kernel on `stream` and returns the launch's error; arguments
+// are validated by the callers. Type and op codes are hetccl::DataType / hetccl::RedOpKind values.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/gpu/gpu_alias.hpp"
+
+namespace hetccl::cuda_plugin {
+
+gpuError_t launchReduceKernel(void* dst, const void* src, size_t count, int dataType, int op, gpuStream_t stream);
+gpuError_t launchScaleKernel(void* dst, const void* src, size_t count, int dataType, const void* scalar,
+                             gpuStream_t stream);
+gpuError_t launchDivideKernel(void* buf, size_t count, int dataType, uint64_t n, gpuStream_t stream);
+gpuError_t launchWaitFlagKernel(const uint64_t* deviceFlag, uint64_t value, gpuStream_t stream);
+gpuError_t launchWriteFlagKernel(uint64_t* deviceFlag, uint64_t value, gpuStream_t stream);
+
+}  // namespace hetccl::cuda_plugin

@@ -1,0 +1,104 @@
+// The CUDA plugin's exported symbol: hetcclGpuPlugin_v1, plus initialisation and device selection.
+#include <mutex>
+
+#include "device/base/gpu_plugin.h"
+#include "device/cuda/plugin_functions.hpp"
+#include "device/cuda/plugin_state.hpp"
+
+namespace hetccl::cuda_plugin {
+namespace {
+
+struct InitResult {
+  int code = HETCCL_GPU_OK;
+  char error[512] = "";
+};
+
+InitResult initialise() {
+  InitResult result;
+  int count = 0;
+  result.code = check(gpuGetDeviceCount(&count), "cudaGetDeviceCount");
+  if (result.code == HETCCL_GPU_OK && count == 0)
+    result.code = fail(HETCCL_GPU_ERR_NO_DEVICE, "cudaGetDeviceCount", "no CUDA device");
+  if (result.code != HETCCL_GPU_OK) {
+    snprintf(result.error, sizeof result.error, "%s", lastError());
+    return result;
+  }
+  int runtimeVersion = 0, driverVersion = 0;
+  (void)gpuRuntimeGetVersion(&runtimeVersion);
+  (void)gpuDriverGetVersion(&driverVersion);
+  CUDA_PLUGIN_INFO("CUDA plugin ready: %d device(s), runtime %d, driver %d", count, runtimeVersion, driverVersion);
+  return result;
+}
+
+int init(hetcclGpuLogger_v1_t logger) {
+  setLogger(logger);
+  static const InitResult result = initialise();
+  if (result.code != HETCCL_GPU_OK) return fail(result.code, "init", result.error);
+  return HETCCL_GPU_OK;
+}
+
+const char* lastErrorText() { return lastError(); }
+
+int versions(int* runtimeVersion, int* driverVersion) {
+  if (!runtimeVersion || !driverVersion) return fail(HETCCL_GPU_ERR_ARGUMENT, "versions", "null result pointer");
+  *runtimeVersion = 0;
+  *driverVersion = 0;
+  if (const int rc = check(gpuRuntimeGetVersion(runtimeVersion), "cudaRuntimeGetVersion")) return rc;
+  return check(gpuDriverGetVersion(driverVersion), "cudaDriverGetVersion");
+}
+
+int deviceCount(int* count) {
+  if (!count) return fail(HETCCL_GPU_ERR_ARGUMENT, "deviceCount", "null result pointer");
+  *count = 0;
+  return check(gpuGetDeviceCount(count), "cudaGetDeviceCount");
+}
+
+int getDevice(int* device) {
+  if (!device) return fail(HETCCL_GPU_ERR_ARGUMENT, "getDevice", "null result pointer");
+  return check(gpuGetDevice(device), "cudaGetDevice");
+}
+
+int setDevice(int device) { return check(gpuSetDevice(device), "cudaSetDevice"); }
+
+}  // namespace
+}  // namespace hetccl::cuda_plugin
+
+namespace plugin = hetccl::cuda_plugin;
+
+extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_v1_t hetcclGpuPlugin_v1 = {
+    .version = HETCCL_GPU_PLUGIN_VERSION,
+    .name = "cuda",
+    .init = plugin::init,
+    .lastError = plugin::lastErrorText,
+    .versions = plugin::versions,
+    .deviceCount = plugin::deviceCount,
+    .getDevice = plugin::getDevice,
+    .setDevice = plugin::setDevice,
+    .allocDevice = plugin::allocDevice,
+    .freeDevice = plugin::freeDevice,
+    .allocPinned = plugin::allocPinned,
+    .freePinned = plugin::freePinned,
+    .hostRegister = plugin::hostRegister,
+    .hostUnregister = plugin::hostUnregister,
+    .pointerQuery = plugin::pointerQuery,
+    .streamCreate = plugin::streamCreate,
+    .streamDestroy = plugin::streamDestroy,
+    .streamSynchronize = plugin::streamSynchronize,
+    .streamQuery = plugin::streamQuery,
+    .eventCreate = plugin::eventCreate,
+    .eventDestroy = plugin::eventDestroy,
+    .eventRecord = plugin::eventRecord,
+    .eventQuery = plugin::eventQuery,
+    .eventSynchronize = plugin::eventSynchronize,
+    .streamWaitEvent = plugin::streamWaitEvent,
+    .memcpyAsync = plugin::memcpyAsync,
+    .memsetAsync = plugin::memsetAsync,
+    .memcpySync = plugin::memcpySync,
+    .memsetSync = plugin::memsetSync,
+    .streamWaitFlag = plugin::streamWaitFlag,
+    .streamWriteFlag = plugin::streamWriteFlag,
+    .flagMethod = plugin::flagMethod,
+    .reduce = plugin::reduce,
+    .scale = plugin::scale,
+    .divide = plugin::divide,
+};

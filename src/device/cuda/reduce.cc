@@ -1,0 +1,41 @@
+// Reduce / scale / divide entry points of the CUDA plugin: argument checks, then the kernels.
+#include "device/cuda/kernels.hpp"
+#include "device/cuda/plugin_functions.hpp"
+#include "device/cuda/plugin_state.hpp"
+
+namespace hetccl::cuda_plugin {
+namespace {
+
+constexpr int kNumDataTypes = 10;  // hetccl::DataType: int8 .. bfloat16
+constexpr int kNumOps = 6;         // hetccl::RedOpKind: sum .. premulsum
+
+bool validType(int dataType) { return dataType >= 0 && dataType < kNumDataTypes; }
+
+}  // namespace
+
+int reduce(void* dst, const void* src, size_t count, int dataType, int op, void* stream) {
+  if (!validType(dataType) || op < 0 || op >= kNumOps)
+    return fail(HETCCL_GPU_ERR_ARGUMENT, "reduce", "unknown data type or reduction operator");
+  if (count == 0) return HETCCL_GPU_OK;
+  if (!dst || !src) return fail(HETCCL_GPU_ERR_ARGUMENT, "reduce", "null buffer");
+  return check(launchReduceKernel(dst, src, count, dataType, op, static_cast<gpuStream_t>(stream)),
+               "reduce (kernel launch)");
+}
+
+int scale(void* dst, const void* src, size_t count, int dataType, const void* scalar, void* stream) {
+  if (!validType(dataType)) return fail(HETCCL_GPU_ERR_ARGUMENT, "scale", "unknown data type");
+  if (count == 0) return HETCCL_GPU_OK;
+  if (!dst || !src || !scalar) return fail(HETCCL_GPU_ERR_ARGUMENT, "scale", "null buffer or scalar");
+  return check(launchScaleKernel(dst, src, count, dataType, scalar, static_cast<gpuStream_t>(stream)),
+               "scale (kernel launch)");
+}
+
+int divide(void* buf, size_t count, int dataType, uint64_t n, void* stream) {
+  if (!validType(dataType)) return fail(HETCCL_GPU_ERR_ARGUMENT, "divide", "unknown data type");
+  if (count == 0 || n == 0) return HETCCL_GPU_OK;  // n == 0 changes nothing, as on the host
+  if (!buf) return fail(HETCCL_GPU_ERR_ARGUMENT, "divide", "null buffer");
+  return check(launchDivideKernel(buf, count, dataType, n, static_cast<gpuStream_t>(stream)),
+               "divide (kernel launch)");
+}
+
+}  // namespace hetccl::cuda_plugin

@@ -1,0 +1,89 @@
+#include "device/cuda/stream_memops.hpp"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "device/cuda/plugin_state.hpp"
+
+namespace hetccl::cuda_plugin {
+namespace {
+
+constexpr unsigned kDriverApiVersion = 12000;  // the entry points' ABI as of CUDA 12.0
+constexpr int kMaxDevices = 64;
+
+struct DriverMemOps {
+  PFN_cuStreamWaitValue64_v11070 wait64 = nullptr;
+  PFN_cuStreamWriteValue64_v11070 write64 = nullptr;
+  PFN_cuDeviceGetAttribute_v2000 getAttribute = nullptr;
+  PFN_cuGetErrorString_v6000 errorString = nullptr;
+};
+
+template <typename Fn>
+void resolve(const char* symbol, Fn* fn) {
+  void* address = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(symbol, &address, kDriverApiVersion, cudaEnableDefault, &found) ==
+          cudaSuccess &&
+      found == cudaDriverEntryPointSuccess)
+    *fn = reinterpret_cast<Fn>(address);
+  else
+    (void)cudaGetLastError();
+}
+
+const DriverMemOps& driver() {
+  static const DriverMemOps ops = [] {
+    DriverMemOps o;
+    resolve("cuStreamWaitValue64", &o.wait64);
+    resolve("cuStreamWriteValue64", &o.write64);
+    resolve("cuDeviceGetAttribute", &o.getAttribute);
+    resolve("cuGetErrorString", &o.errorString);
+    return o;
+  }();
+  return ops;
+}
+
+// Per device: 0 unknown, 1 supported, 2 unsupported.
+std::atomic<int> gSupport[kMaxDevices];
+
+int driverFail(CUresult result, const char* call) {
+  const char* text = nullptr;
+  if (driver().errorString) driver().errorString(result, &text);
+  return fail(HETCCL_GPU_ERR_RUNTIME, call, text ? text : "unknown CUDA driver error");
+}
+
+}  // namespace
+
+bool nativeFlagOpsSupported(int device) noexcept {
+  if (device < 0 || device >= kMaxDevices) return false;
+  const int known = gSupport[device].load(std::memory_order_acquire);
+  if (known != 0) return known == 1;
+  const DriverMemOps& ops = driver();
+  int attribute = 0;
+  const bool supported = ops.wait64 && ops.write64 && ops.getAttribute &&
+                         ops.getAttribute(&attribute, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
+                                          static_cast<CUdevice>(device)) == CUDA_SUCCESS &&
+                         attribute != 0;
+  int expected = 0;
+  if (gSupport[device].compare_exchange_strong(expected, supported ? 1 : 2))
+    CUDA_PLUGIN_INFO("device %d: stream flag waits/writes use %s", device,
+                     supported ? "cuStreamWaitValue64/cuStreamWriteValue64"
+                               : "polling kernels (no 64-bit stream memory operations)");
+  return supported;
+}
+
+int nativeWaitFlag(gpuStream_t stream, const uint64_t* deviceFlag, uint64_t value) noexcept {
+  const CUresult r = driver().wait64(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(deviceFlag),
+                                     value, CU_STREAM_WAIT_VALUE_GEQ);
+  return r == CUDA_SUCCESS ? HETCCL_GPU_OK : driverFail(r, "cuStreamWaitValue64");
+}
+
+int nativeWriteFlag(gpuStream_t stream, uint64_t* deviceFlag, uint64_t value) noexcept {
+  const CUresult r = driver().write64(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(deviceFlag),
+                                      value, CU_STREAM_WRITE_VALUE_DEFAULT);
+  return r == CUDA_SUCCESS ? HETCCL_GPU_OK : driverFail(r, "cuStreamWriteValue64");
+}
+
+}  // namespace hetccl::cuda_plugin
