@@ -15,7 +15,8 @@ constexpr size_t kSubheaderBytes = 8;  // u32 comm | u32 zero
 }
 
 Mesh::Mesh(int rank, std::vector<PeerInfo> peers, std::vector<net::Socket> sockets)
-    : rank_(rank), peers_(std::move(peers)), sockets_(std::move(sockets)), failures_(peers_.size()) {
+    : rank_(rank), peers_(std::move(peers)), sockets_(std::move(sockets)), failures_(peers_.size()),
+      departures_(peers_.size()) {
   readers_.resize(sockets_.size());
   for (size_t i = 0; i < sockets_.size(); ++i) sendLocks_.push_back(std::make_unique<std::mutex>());
   wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -41,12 +42,26 @@ std::string Mesh::name(int peer) const {
 }
 
 void Mesh::recordFailure(int peer, const std::string& what) {
+  size_t left = 0;
   {
     std::lock_guard lock(mutex_);
     if (failures_[peer] || stopping_) return;
     failures_[peer] = Failure{failureCount_++, PeerError(peer, peers_[peer].hostId, what)};
+    left = departures_[peer].size();
   }
-  HETCCL_INFO(log::kBootstrap, "bootstrap rank ", rank_, ": ", what);
+  if (left == 0)
+    HETCCL_INFO(log::kBootstrap, "bootstrap rank ", rank_, ": ", what);
+  else  // the usual end of a job: the peer finalized, said goodbye, then closed
+    HETCCL_TRACE(log::kBootstrap, "bootstrap rank ", rank_, ": ", what, " (after goodbye on ", left, " comm(s))");
+  changed_.notify_all();
+}
+
+void Mesh::recordGoodbye(int peer, uint32_t comm) {
+  {
+    std::lock_guard lock(mutex_);
+    departures_[peer].insert(comm);
+  }
+  HETCCL_TRACE(log::kBootstrap, "bootstrap rank ", rank_, ": ", name(peer), " said goodbye on comm ", comm);
   changed_.notify_all();
 }
 
@@ -54,11 +69,17 @@ void Mesh::readFrom(int peer) {
   const net::Socket& s = sockets_[peer];
   try {
     while (auto frame = readers_[peer].readFrom(s, name(peer))) {
-      if (frame->type != FrameType::Data && frame->type != FrameType::Collective)
+      if (frame->type != FrameType::Data && frame->type != FrameType::Collective && frame->type != FrameType::Goodbye)
         throw PeerError(peer, "", concat("unexpected frame type ", int(frame->type)));
       if (frame->payload.size() < kSubheaderBytes || wire::getU32(frame->payload.data() + 4) != 0)
         throw PeerError(peer, "", "malformed message header");
       uint32_t comm = wire::getU32(frame->payload.data());
+      if (frame->type == FrameType::Goodbye) {
+        if (frame->payload.size() != kSubheaderBytes || frame->tag != 0)
+          throw PeerError(peer, "", "malformed goodbye");
+        recordGoodbye(peer, comm);
+        continue;
+      }
       frame->payload.erase(frame->payload.begin(), frame->payload.begin() + kSubheaderBytes);
       {
         std::lock_guard lock(mutex_);
@@ -104,17 +125,18 @@ void Mesh::readLoop() noexcept {
   }
 }
 
-std::optional<PeerError> Mesh::failureLocked(const std::vector<int>& members) const {
+std::optional<PeerError> Mesh::failureLocked(const std::vector<int>& members, uint32_t comm) const {
   const Failure* first = nullptr;
   for (int m : members)
-    if (failures_[m] && (!first || failures_[m]->order < first->order)) first = &*failures_[m];
+    if (failures_[m] && !departures_[m].contains(comm) && (!first || failures_[m]->order < first->order))
+      first = &*failures_[m];
   if (!first) return std::nullopt;
   return first->error;
 }
 
-std::optional<PeerError> Mesh::failure(const std::vector<int>& members) const {
+std::optional<PeerError> Mesh::failure(const std::vector<int>& members, uint32_t comm) const {
   std::lock_guard lock(mutex_);
-  return failureLocked(members);
+  return failureLocked(members, comm);
 }
 
 void Mesh::abort() {
@@ -147,6 +169,24 @@ void Mesh::send(int peer, FrameType type, uint32_t comm, uint32_t tag, const voi
   }
 }
 
+void Mesh::goodbye(uint32_t comm, const std::vector<int>& members) {
+  std::vector<unsigned char> payload(kSubheaderBytes, 0);
+  wire::putU32(payload.data(), comm);
+  for (int peer : members) {
+    if (peer == rank_) continue;
+    {
+      std::lock_guard lock(mutex_);
+      if (failures_[peer]) continue;  // already gone: nobody to tell
+    }
+    std::lock_guard sendLock(*sendLocks_[peer]);
+    try {
+      sendFrame(sockets_[peer], FrameType::Goodbye, 0, payload, Deadline::fromConfig(), name(peer));
+    } catch (const Error& e) {  // it left or died meanwhile; its reader side reports what it did
+      HETCCL_TRACE(log::kBootstrap, "bootstrap rank ", rank_, ": goodbye to ", name(peer), " not sent: ", e.what());
+    }
+  }
+}
+
 void Mesh::recv(int peer, FrameType type, uint32_t comm, uint32_t tag, void* data, size_t bytes, Deadline deadline,
                 const std::vector<int>& members) {
   std::unique_lock lock(mutex_);
@@ -164,7 +204,10 @@ void Mesh::recv(int peer, FrameType type, uint32_t comm, uint32_t tag, void* dat
       if (bytes) std::memcpy(data, msg.data(), bytes);
       return;
     }
-    if (auto f = failureLocked(members)) throw *f;
+    if (auto f = failureLocked(members, comm)) throw *f;
+    if (departures_[peer].contains(comm))
+      throw PeerError(peer, peers_[peer].hostId, concat(name(peer), " finalized its communicator without sending the ",
+                                                       "message with tag ", tag, " that rank ", rank_, " waits for"));
     if (changed_.wait_until(lock, deadline.at()) == std::cv_status::timeout && deadline.expired() &&
         queues_.find(key) == queues_.end())
       throw TimeoutError(peer, peers_[peer].hostId, concat("bootstrap rank ", rank_, ": no message with tag ", tag,

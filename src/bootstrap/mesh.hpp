@@ -1,6 +1,8 @@
 // The bootstrap mesh once built: one authenticated socket per other rank, a reader thread that drains
 // every socket into per-(peer, type, comm, tag) queues, and the first failure of each peer (EOF, socket
 // error, malformed frame) as a PeerError naming its rank and host. Shared by a Bootstrap and its splits.
+// A peer that said goodbye on a comm id (it finalized that communicator) has left it normally: its
+// failure no longer counts for that comm id, only for the comm ids it has not left.
 #pragma once
 
 #include <condition_variable>
@@ -10,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -38,13 +41,17 @@ class Mesh {
   /// failed, AbortedError after abort(), PeerError/TimeoutError naming the peer when the send fails.
   void send(int peer, FrameType type, uint32_t comm, uint32_t tag, const void* data, size_t bytes);
   /// Waits for the frame with that key and copies exactly `bytes` (another size is a PeerError).
-  /// Throws AbortedError after abort(), the earliest failure among `members` once any has failed (queued
-  /// messages are still delivered first), TimeoutError at `deadline`.
+  /// Throws AbortedError after abort(), the earliest failure among the `members` that have not left
+  /// `comm` once any has failed (queued messages are still delivered first), PeerError when `peer` left
+  /// `comm` without sending it, TimeoutError at `deadline`.
   void recv(int peer, FrameType type, uint32_t comm, uint32_t tag, void* data, size_t bytes, Deadline deadline,
             const std::vector<int>& members);
+  /// Sends a Goodbye frame for `comm` to every other rank of `members` (global ranks) that has not
+  /// failed. Best effort: a peer whose connection is already gone is skipped; never throws for a peer.
+  void goodbye(uint32_t comm, const std::vector<int>& members);
 
-  /// The earliest failure among `members` (global ranks), if any.
-  std::optional<PeerError> failure(const std::vector<int>& members) const;
+  /// The earliest failure among the `members` (global ranks) that have not left `comm`, if any.
+  std::optional<PeerError> failure(const std::vector<int>& members, uint32_t comm) const;
   /// Wakes every wait with AbortedError, now and later.
   void abort();
 
@@ -61,7 +68,8 @@ class Mesh {
   void readLoop() noexcept;
   void readFrom(int peer);
   void recordFailure(int peer, const std::string& what);
-  std::optional<PeerError> failureLocked(const std::vector<int>& members) const;
+  void recordGoodbye(int peer, uint32_t comm);
+  std::optional<PeerError> failureLocked(const std::vector<int>& members, uint32_t comm) const;
 
   int rank_;
   std::vector<PeerInfo> peers_;
@@ -74,6 +82,7 @@ class Mesh {
   std::condition_variable changed_;
   std::map<Key, std::deque<std::vector<unsigned char>>> queues_;
   std::vector<std::optional<Failure>> failures_;
+  std::vector<std::set<uint32_t>> departures_;  // per peer: the comm ids it said goodbye on
   uint64_t failureCount_ = 0;
   bool aborted_ = false;
   bool stopping_ = false;

@@ -61,7 +61,9 @@ void MeshBootstrap::barrier() {
   allGather(tokens.data(), 1);
 }
 
-std::optional<PeerError> MeshBootstrap::failure() const { return mesh_->failure(members_); }
+std::optional<PeerError> MeshBootstrap::failure() const { return mesh_->failure(members_, comm_); }
+
+void MeshBootstrap::leave() { mesh_->goodbye(comm_, members_); }
 
 void MeshBootstrap::abort() { mesh_->abort(); }
 

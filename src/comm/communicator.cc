@@ -224,6 +224,9 @@ void Communicator::finalize() {
     fail(e);
     throw;
   }
+  // Every rank reached the barrier: this rank closing its connections from now on is a normal leave,
+  // which the peers must not report as a death (they may still be waiting in this same barrier).
+  boot_->leave();
 }
 
 void Communicator::abort() {
