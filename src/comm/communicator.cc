@@ -9,6 +9,7 @@
 #include "comm/links.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
+#include "device/loader.hpp"
 #include "engine/run_group.hpp"
 
 namespace hetccl {
@@ -28,10 +29,31 @@ algo::Topology makeTopology(const bootstrap::Bootstrap& boot) {
   return t;
 }
 
+// HETCCL_DEVICE: host, cuda, or auto (cuda when the CUDA plugin loads and sees a device). A GPU rank is
+// bound to the device current on the calling thread, as NCCL binds a communicator.
+const hetcclGpuPlugin_v1_t* selectDevice(DeviceKind& kind, int& device) {
+  const std::string want = config().str("HETCCL_DEVICE");
+  if (want != "auto" && want != "host" && want != "cuda")
+    throw InvalidArgument(concat("HETCCL_DEVICE='", want, "' is not one of auto, host, cuda"));
+  if (want == "host") return nullptr;
+  const hetcclGpuPlugin_v1_t* gpu = device::loadCudaPlugin();
+  if (!gpu) {
+    if (want == "cuda")
+      throw InvalidUsage(concat("HETCCL_DEVICE=cuda but the CUDA plugin is unavailable: ",
+                                device::cudaPluginUnavailableReason()));
+    return nullptr;
+  }
+  if (gpu->getDevice(&device) != HETCCL_GPU_OK)
+    throw Error(Result::UnhandledCudaError, concat("cannot read the current CUDA device: ", gpu->lastError()));
+  kind = DeviceKind::Cuda;
+  return gpu;
+}
+
 }  // namespace
 
-Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options)
-    : boot_(std::move(boot)), topology_(makeTopology(*boot_)) {
+Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
+                           const hetcclGpuPlugin_v1_t* gpu)
+    : boot_(std::move(boot)), topology_(makeTopology(*boot_)), gpu_(gpu) {
   std::string forced = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
   links_ = std::make_unique<LinkSet>(*boot_, forced, &aborted_, Deadline::fromConfig());
   exec_.timeoutMs = config().timeoutMs();
@@ -50,9 +72,12 @@ std::unique_ptr<Communicator> Communicator::create(const bootstrap::UniqueId& id
                                                    const CommOptions& options) {
   if (nranks < 1) throw InvalidArgument(concat("nranks is ", nranks, "; it must be at least 1"));
   if (rank < 0 || rank >= nranks) throw InvalidArgument(concat("rank ", rank, " is outside [0, ", nranks, ")"));
-  PeerInfo self = bootstrap::detectSelf(rank, DeviceKind::Host, -1);
+  DeviceKind kind = DeviceKind::Host;
+  int device = -1;
+  const hetcclGpuPlugin_v1_t* gpu = selectDevice(kind, device);
+  PeerInfo self = bootstrap::detectSelf(rank, kind, device);
   std::shared_ptr<bootstrap::Bootstrap> boot = bootstrap::connect(id, rank, nranks, self, Deadline::fromConfig());
-  return std::unique_ptr<Communicator>(new Communicator(std::move(boot), options));
+  return std::unique_ptr<Communicator>(new Communicator(std::move(boot), options, gpu));
 }
 
 Communicator::~Communicator() = default;
@@ -166,7 +191,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   std::stable_sort(members.begin(), members.end(),
                    [&](int a, int b) { return table[a].key < table[b].key; });
   std::shared_ptr<bootstrap::Bootstrap> child = boot_->split(members, tag);
-  auto comm = std::unique_ptr<Communicator>(new Communicator(std::move(child), options));
+  auto comm = std::unique_ptr<Communicator>(new Communicator(std::move(child), options, gpu_));
   comm->parentBoot_ = boot_;  // the child bootstrap shares the parent's sockets
   return comm;
 }

@@ -73,7 +73,8 @@ class Communicator {
   std::string asyncErrorMessage() const;
 
  private:
-  Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options);
+  Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
+               const hetcclGpuPlugin_v1_t* gpu);
   void checkUsable() const;
   void runHost(std::span<const algo::CollOp> ops);
   /// True when the group's buffers are device memory; throws InvalidArgument for a mix.

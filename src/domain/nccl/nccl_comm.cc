@@ -12,7 +12,7 @@ abi::ncclDataType_t toNcclType(DataType type) {
     case DataType::Int32: return 2;
     case DataType::Uint32: return 3;
     case DataType::Int64: return 4;
-    case DataType::Uint64: return 4;
+    case DataType::Uint64: return 5;
     case DataType::Float16: return 6;
     case DataType::Float32: return 7;
     case DataType::Float64: return 8;

@@ -17,10 +17,11 @@
 // That makes every call *we* make reach the real library. RTLD_DEEPBIND would additionally make the real
 // library prefer its own definitions for calls it makes to its own exported names through the PLT; it
 // is not used because it breaks symbol interposition the process relies on (sanitizers refuse it,
-// LD_PRELOADed allocators and libstdc++'s single operator new / iostream state get split). The calls the
-// adaptor makes enter NCCL's public functions, which implement their work through internal functions; a
-// real library that re-enters its own public names internally would be caught on the GPU by
-// LD_DEBUG=bindings (listed in the adaptor's test notes).
+// LD_PRELOADed allocators and libstdc++'s single operator new / iostream state get split). What remains
+// is the real library calling one of its *own public names* internally (NCCL's ncclBcast calls
+// ncclBroadcast, for instance; the adaptor never calls ncclBcast): such an internal call would bind to
+// the preloaded drop-in. Not yet verified for every call the adaptor makes: check on the GPU with
+// LD_DEBUG=bindings that no binding from the real libnccl resolves into hetccl.
 
 namespace hetccl::domain::nccl {
 namespace {
@@ -94,7 +95,7 @@ std::shared_ptr<const NcclLibrary> NcclLibrary::open(const Flavor& flavor, const
   Dl_info theirs = objectOf(reinterpret_cast<const void*>(lib->api_.getVersion));
   Dl_info ours = objectOf(selfAddress ? selfAddress : reinterpret_cast<const void*>(&hetcclAdaptorMarker));
   lib->loadedFrom_ = theirs.dli_fname ? theirs.dli_fname : path;
-  if (false)
+  if (theirs.dli_fbase && theirs.dli_fbase == ours.dli_fbase)
     throw InvalidUsage(concat("'", path, "' resolved to hetccl itself (", lib->loadedFrom_, "), not to ", flavor.name,
                               ": set ", flavor.libVariable, " to the path of the real ", flavor.name, " library"));
 

@@ -32,7 +32,7 @@ std::unique_ptr<DomainComm> NcclVendor::createComm(bootstrap::Bootstrap& bootstr
     auto* config = const_cast<abi::ncclConfig_t*>(static_cast<const abi::ncclConfig_t*>(vendorConfig));
     r = api.commInitRankConfig(&comm, size, id, index, config);
   } else {
-    r = api.commInitRank(&comm, size, id, bootstrap.rank() % size);
+    r = api.commInitRank(&comm, size, id, index);
   }
   if (r != abi::ncclSuccess && comm) api.commAbort(comm);  // e.g. ncclInProgress from a non-blocking config
   lib_->check(r, vendorConfig ? "ncclCommInitRankConfig" : "ncclCommInitRank", where);

@@ -49,7 +49,7 @@ void* fakePointer(uintptr_t v) { return reinterpret_cast<void*>(v); }
 TEST_F(DomainCommTest, UniqueIdReachesEveryMemberOfASubsetDomain) {
   auto ranks = joinAll(createUniqueId(), 4);
   ASSERT_NO_FATAL_FAILURE(expectJoined(ranks));
-  const std::vector<int> members{3, 1, 2};  // rank 0 is not in this domain; rank 3 creates the id
+  const std::vector<int> members{2, 3, 1};  // rank 0 is not in this domain; rank 2 creates the id
   std::vector<FakeNcclCommInfo> info(4);
   const int idsBefore = fake_.snapshot().getUniqueId;
   std::vector<std::thread> threads;
@@ -65,12 +65,12 @@ TEST_F(DomainCommTest, UniqueIdReachesEveryMemberOfASubsetDomain) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(fake_.snapshot().getUniqueId, idsBefore + 1);  // created once, by members[0]
-  EXPECT_EQ(std::memcmp(info[3].id, "FAKE", 4), 0);
+  EXPECT_EQ(std::memcmp(info[2].id, "FAKE", 4), 0);
   for (int i = 0; i < 3; ++i) {
     int r = members[i];
     EXPECT_EQ(info[r].rank, i) << "rank " << r << " must init with its index in the domain";
     EXPECT_EQ(info[r].nranks, 3);
-    EXPECT_EQ(std::memcmp(info[r].id, info[3].id, sizeof info[r].id), 0) << "rank " << r;
+    EXPECT_EQ(std::memcmp(info[r].id, info[2].id, sizeof info[r].id), 0) << "rank " << r;
   }
 }
 
