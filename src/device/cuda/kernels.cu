@@ -7,16 +7,16 @@
 namespace hetccl::cuda_plugin {
 
 gpuError_t launchReduceKernel(void* dst, const void* src, size_t count, int dataType, int op, gpuStream_t stream) {
-  return gpu::launchReduce(dst, src, count, dataType, op, stream, cudaErrorInvalidValue);
+  return gpu::launchReduce(dst, src, count, dataType, op, stream, gpuErrorInvalidValue);
 }
 
 gpuError_t launchScaleKernel(void* dst, const void* src, size_t count, int dataType, const void* scalar,
                              gpuStream_t stream) {
-  return gpu::launchScale(dst, src, count, dataType, scalar, stream, cudaErrorInvalidValue);
+  return gpu::launchScale(dst, src, count, dataType, scalar, stream, gpuErrorInvalidValue);
 }
 
 gpuError_t launchDivideKernel(void* buf, size_t count, int dataType, uint64_t n, gpuStream_t stream) {
-  return gpu::launchDivide(buf, count, dataType, n, stream, cudaErrorInvalidValue);
+  return gpu::launchDivide(buf, count, dataType, n, stream, gpuErrorInvalidValue);
 }
 
 gpuError_t launchWaitFlagKernel(const uint64_t* deviceFlag, uint64_t value, gpuStream_t stream) {
