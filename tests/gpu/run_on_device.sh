@@ -16,7 +16,7 @@ mkdir -p "$logs"
 } >"$logs/device.txt" 2>&1
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release 2>&1 | tee "$logs/configure.log"
-ninja -C "$build" -j16 hetccl-cuda gpu_runtime_test 2>&1 | tee "$logs/build.log"
+ninja -C "$build" -j16 hetccl-cuda gpu_runtime_test coll_check_gpu stream_semantics coll_check hetccl-run 2>&1 | tee "$logs/build.log"
 
 status=0
 HETCCL_TEST_REQUIRE_GPU=1 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 120 \

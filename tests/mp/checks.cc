@@ -61,8 +61,9 @@ void Checker::allReduce(hetcclDataType_t t, hetcclRedOp_t op, size_t count, bool
   for (size_t i = 0; i < count; ++i) referenceReduce(t, op, n_, i, want.data() + i * es);
   hetcclRedOp_t h = opHandle(t, op);
   Bytes& dst = inPlace ? in : out;
-  HETCCL_CHECK(hetcclAllReduce(in.data(), dst.data(), count, t, h, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclAllReduce(space_.place(in), space_.place(dst), count, t, h, comm_, space_.stream()), comm_);
   releaseOp(h, op);
+  space_.finish();
   compare(inPlace ? "all_reduce(in-place)" : "all_reduce", t, dst, want);
 }
 
@@ -73,8 +74,9 @@ void Checker::reduce(hetcclDataType_t t, hetcclRedOp_t op, size_t count, int roo
   for (size_t i = 0; i < count; ++i) referenceReduce(t, op, n_, i, want.data() + i * es);
   hetcclRedOp_t h = opHandle(t, op);
   Bytes& dst = inPlace ? in : out;
-  HETCCL_CHECK(hetcclReduce(in.data(), dst.data(), count, t, h, root, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclReduce(space_.place(in), space_.place(dst), count, t, h, root, comm_, space_.stream()), comm_);
   releaseOp(h, op);
+  space_.finish();
   if (rank_ == root) compare("reduce", t, dst, want);
 }
 
@@ -84,9 +86,10 @@ void Checker::reduceScatter(hetcclDataType_t t, hetcclRedOp_t op, size_t count, 
   fillInput(in, t, op, rank_, 0, count * n_);
   for (size_t i = 0; i < count; ++i) referenceReduce(t, op, n_, rank_ * count + i, want.data() + i * es);
   hetcclRedOp_t h = opHandle(t, op);
-  void* dst = inPlace ? in.data() + rank_ * count * es : out.data();
-  HETCCL_CHECK(hetcclReduceScatter(in.data(), dst, count, t, h, comm_, nullptr), comm_);
+  void* dst = inPlace ? static_cast<char*>(space_.place(in)) + rank_ * count * es : space_.place(out);
+  HETCCL_CHECK(hetcclReduceScatter(space_.place(in), dst, count, t, h, comm_, space_.stream()), comm_);
   releaseOp(h, op);
+  space_.finish();
   if (inPlace) compare("reduce_scatter(in-place)", t, in, want, rank_ * count * es);
   else compare("reduce_scatter", t, out, want);
 }
@@ -100,12 +103,10 @@ void Checker::allGather(hetcclDataType_t t, size_t count, bool inPlace) {
     fillInput(block, t, hetcclSum, r, 0, count);
     std::memcpy(want.data() + r * count * es, block.data(), block.size());
   }
-  const void* src = in.data();
-  if (inPlace) {
-    std::memcpy(out.data() + rank_ * count * es, in.data(), in.size());
-    src = out.data() + rank_ * count * es;
-  }
-  HETCCL_CHECK(hetcclAllGather(src, out.data(), count, t, comm_, nullptr), comm_);
+  if (inPlace) std::memcpy(out.data() + rank_ * count * es, in.data(), in.size());
+  const void* src = inPlace ? static_cast<char*>(space_.place(out)) + rank_ * count * es : space_.place(in);
+  HETCCL_CHECK(hetcclAllGather(src, space_.place(out), count, t, comm_, space_.stream()), comm_);
+  space_.finish();
   compare(inPlace ? "all_gather(in-place)" : "all_gather", t, out, want);
 }
 
@@ -115,7 +116,8 @@ void Checker::broadcast(hetcclDataType_t t, size_t count, int root, bool inPlace
   fillInput(in, t, hetcclSum, rank_, 0, count);
   fillInput(want, t, hetcclSum, root, 0, count);
   Bytes& dst = inPlace ? in : out;
-  HETCCL_CHECK(hetcclBroadcast(in.data(), dst.data(), count, t, root, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclBroadcast(space_.place(in), space_.place(dst), count, t, root, comm_, space_.stream()), comm_);
+  space_.finish();
   compare(inPlace ? "broadcast(in-place)" : "broadcast", t, dst, want);
 }
 
@@ -128,7 +130,8 @@ void Checker::allToAll(hetcclDataType_t t, size_t count) {
     fillInput(block, t, hetcclSum, p, rank_ * count, count);
     std::memcpy(want.data() + p * count * es, block.data(), block.size());
   }
-  HETCCL_CHECK(hetcclAlltoAll(in.data(), out.data(), count, t, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclAlltoAll(space_.place(in), space_.place(out), count, t, comm_, space_.stream()), comm_);
+  space_.finish();
   compare("alltoall", t, out, want);
 }
 
@@ -150,8 +153,9 @@ void Checker::allToAllv(hetcclDataType_t t, size_t count) {
     fillInput(block, t, hetcclSum, p, theirDispl, rc[p]);
     std::memcpy(want.data() + rd[p] * es, block.data(), block.size());
   }
-  HETCCL_CHECK(hetcclAlltoAllv(in.data(), sc.data(), sd.data(), out.data(), rc.data(), rd.data(), t, comm_, nullptr),
+  HETCCL_CHECK(hetcclAlltoAllv(space_.place(in), sc.data(), sd.data(), space_.place(out), rc.data(), rd.data(), t, comm_, space_.stream()),
                comm_);
+  space_.finish();
   compare("alltoallv", t, out, want);
 }
 
@@ -162,9 +166,10 @@ void Checker::sendRecvRing(hetcclDataType_t t, size_t count) {
   fillInput(in, t, hetcclSum, rank_, 0, count);
   fillInput(want, t, hetcclSum, left, 0, count);
   HETCCL_CHECK(hetcclGroupStart(), comm_);
-  HETCCL_CHECK(hetcclSend(in.data(), count, t, right, comm_, nullptr), comm_);
-  HETCCL_CHECK(hetcclRecv(out.data(), count, t, left, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclSend(space_.place(in), count, t, right, comm_, space_.stream()), comm_);
+  HETCCL_CHECK(hetcclRecv(space_.place(out), count, t, left, comm_, space_.stream()), comm_);
   HETCCL_CHECK(hetcclGroupEnd(), comm_);
+  space_.finish();
   compare("sendrecv", t, out, want);
 }
 
@@ -184,11 +189,12 @@ void Checker::fusedGroup(hetcclDataType_t t, size_t count) {
   }
   fillInput(p2pWant, t, hetcclSum, left, 0, count);
   HETCCL_CHECK(hetcclGroupStart(), comm_);
-  HETCCL_CHECK(hetcclRecv(p2pOut.data(), count, t, left, comm_, nullptr), comm_);  // p2p first on purpose
-  HETCCL_CHECK(hetcclAllReduce(arIn.data(), arOut.data(), count, t, hetcclMax, comm_, nullptr), comm_);
-  HETCCL_CHECK(hetcclSend(agIn.data(), count, t, right, comm_, nullptr), comm_);
-  HETCCL_CHECK(hetcclAllGather(agIn.data(), agOut.data(), count, t, comm_, nullptr), comm_);
+  HETCCL_CHECK(hetcclRecv(space_.place(p2pOut), count, t, left, comm_, space_.stream()), comm_);  // p2p first on purpose
+  HETCCL_CHECK(hetcclAllReduce(space_.place(arIn), space_.place(arOut), count, t, hetcclMax, comm_, space_.stream()), comm_);
+  HETCCL_CHECK(hetcclSend(space_.place(agIn), count, t, right, comm_, space_.stream()), comm_);
+  HETCCL_CHECK(hetcclAllGather(space_.place(agIn), space_.place(agOut), count, t, comm_, space_.stream()), comm_);
   HETCCL_CHECK(hetcclGroupEnd(), comm_);
+  space_.finish();
   compare("group:all_reduce", t, arOut, arWant);
   compare("group:all_gather", t, agOut, agWant);
   compare("group:sendrecv", t, p2pOut, p2pWant);

@@ -23,9 +23,31 @@ hetcclDataType_t parseType(const std::string& name);
 /// "sum", "prod", "max", "min", "avg", "premulsum" (returned as hetcclNumOps).
 hetcclRedOp_t parseOp(const std::string& name);
 
+/// Where the library sees the test's buffers: host memory itself, or device copies (tests/gpu).
+class BufferSpace {
+ public:
+  using Bytes = std::vector<unsigned char>;
+  virtual ~BufferSpace() = default;
+  /// The pointer to pass for `b` (device spaces copy its current contents in now).
+  virtual void* place(Bytes& b) = 0;
+  /// Stream to pass to the library (nullptr for host memory).
+  virtual void* stream() = 0;
+  /// Waits for the stream, copies every placed buffer back into its vector and forgets them.
+  virtual void finish() = 0;
+};
+
+/// Host memory: the vectors themselves, nothing to copy.
+class HostSpace final : public BufferSpace {
+ public:
+  void* place(Bytes& b) override { return b.data(); }
+  void* stream() override { return nullptr; }
+  void finish() override {}
+};
+
 class Checker {
  public:
-  Checker(hetcclComm_t comm, int rank, int nranks) : comm_(comm), rank_(rank), n_(nranks) {}
+  Checker(hetcclComm_t comm, int rank, int nranks, BufferSpace& space)
+      : comm_(comm), rank_(rank), n_(nranks), space_(space) {}
 
   void allReduce(hetcclDataType_t t, hetcclRedOp_t op, size_t count, bool inPlace);
   void reduce(hetcclDataType_t t, hetcclRedOp_t op, size_t count, int root, bool inPlace);
@@ -55,8 +77,12 @@ class Checker {
 
   hetcclComm_t comm_;
   int rank_, n_;
+  BufferSpace& space_;
   long long cases_ = 0, wrong_ = 0;
   int reported_ = 0;
 };
+
+/// The whole coll_check run on this rank (arguments as coll_check's); returns the process exit code.
+int runCollCheck(int argc, char** argv, BufferSpace& space);
 
 }  // namespace hetccl::test

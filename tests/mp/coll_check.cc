@@ -1,7 +1,8 @@
 // coll_check: every collective x type x operator x size x in/out-of-place on the ranks started by a
 // launcher (hetccl-run), each result compared exactly with the reference of values.hpp. Prints one line
 // per rank and exits non-zero when anything was wrong or failed.
-//   coll_check [--sizes 0,1,7,...] [--colls all_reduce,...] [--types int8,...] [--ops sum,...] [--quick]
+//   coll_check [--sizes 0,1,7,...] [--colls all_reduce,...] [--types int8,...] [--ops sum,...]
+// runCollCheck is shared by the host program (coll_check_host.cc) and the GPU one (tests/gpu).
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -68,7 +69,7 @@ bool wanted(const Options& o, const std::string& coll) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int hetccl::test::runCollCheck(int argc, char** argv, BufferSpace& space) {
   hetcclComm_t comm = nullptr;
   int rank = -1;
   try {
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
     auto env = hetccl::tools::readLaunchEnv();
     rank = env.rank;
     HETCCL_CHECK(hetcclCommInitRank(&comm, env.size, env.id, env.rank), comm);
-    Checker check(comm, env.rank, env.size);
+    Checker check(comm, env.rank, env.size, space);
     for (size_t count : opt.sizes) {
       for (auto type : opt.types) {
         for (bool inPlace : {false, true}) {

@@ -25,7 +25,7 @@ class AllGather final : public Collective {
     fillMovementInput(ctx, send, l.sendCount);
   }
   hetcclResult_t run(const RunContext& ctx, const void* send, void* recv, const Layout& l) const override {
-    return hetcclAllGather(send, recv, l.paramCount, dtype(ctx), ctx.comm, nullptr);
+    return hetcclAllGather(send, recv, l.paramCount, dtype(ctx), ctx.comm, ctx.stream);
   }
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
     const size_t block = l.paramCount;
@@ -44,7 +44,7 @@ class Broadcast final : public Collective {
     fillMovementInput(ctx, send, l.sendCount);
   }
   hetcclResult_t run(const RunContext& ctx, const void* send, void* recv, const Layout& l) const override {
-    return hetcclBroadcast(send, recv, l.paramCount, dtype(ctx), ctx.root, ctx.comm, nullptr);
+    return hetcclBroadcast(send, recv, l.paramCount, dtype(ctx), ctx.root, ctx.comm, ctx.stream);
   }
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
     return countMismatches(ctx.type, recv, l.recvCount, [&](size_t i) { return movementInput(ctx.root, i); });
@@ -64,7 +64,7 @@ class Alltoall final : public Collective {
     fillMovementInput(ctx, send, l.sendCount);
   }
   hetcclResult_t run(const RunContext& ctx, const void* send, void* recv, const Layout& l) const override {
-    return hetcclAlltoAll(send, recv, l.paramCount, dtype(ctx), ctx.comm, nullptr);
+    return hetcclAlltoAll(send, recv, l.paramCount, dtype(ctx), ctx.comm, ctx.stream);
   }
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
     const size_t block = l.paramCount, mine = static_cast<size_t>(ctx.rank) * block;
@@ -103,7 +103,7 @@ class Alltoallv final : public Collective {
       displs[p] = static_cast<size_t>(p) * l.paramCount;
     }
     return hetcclAlltoAllv(send, sendCounts.data(), displs.data(), recv, recvCounts.data(), displs.data(), dtype(ctx),
-                           ctx.comm, nullptr);
+                           ctx.comm, ctx.stream);
   }
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
     const size_t block = l.paramCount, mine = static_cast<size_t>(ctx.rank) * block;
@@ -129,8 +129,8 @@ class SendRecv final : public Collective {
     const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
     hetcclResult_t r = hetcclGroupStart();
     if (r != hetcclSuccess) return r;
-    const hetcclResult_t s = hetcclSend(send, l.paramCount, dtype(ctx), next, ctx.comm, nullptr);
-    const hetcclResult_t v = hetcclRecv(recv, l.paramCount, dtype(ctx), prev, ctx.comm, nullptr);
+    const hetcclResult_t s = hetcclSend(send, l.paramCount, dtype(ctx), next, ctx.comm, ctx.stream);
+    const hetcclResult_t v = hetcclRecv(recv, l.paramCount, dtype(ctx), prev, ctx.comm, ctx.stream);
     r = hetcclGroupEnd();  // always closes the group, even after a failed enqueue
     return s != hetcclSuccess ? s : v != hetcclSuccess ? v : r;
   }

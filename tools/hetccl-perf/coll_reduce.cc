@@ -21,7 +21,7 @@ class AllReduce final : public Collective {
     fillReductionInput(ctx, send, l.sendCount);
   }
   hetcclResult_t run(const RunContext& ctx, const void* send, void* recv, const Layout& l) const override {
-    return hetcclAllReduce(send, recv, l.paramCount, dtype(ctx), ctx.redOp, ctx.comm, nullptr);
+    return hetcclAllReduce(send, recv, l.paramCount, dtype(ctx), ctx.redOp, ctx.comm, ctx.stream);
   }
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
     return countMismatches(ctx.type, recv, l.recvCount, [&](size_t i) { return reductionResult(ctx.op, ctx.nranks, i); });
@@ -39,7 +39,7 @@ class Reduce final : public Collective {
     fillReductionInput(ctx, send, l.sendCount);
   }
   hetcclResult_t run(const RunContext& ctx, const void* send, void* recv, const Layout& l) const override {
-    return hetcclReduce(send, recv, l.paramCount, dtype(ctx), ctx.redOp, ctx.root, ctx.comm, nullptr);
+    return hetcclReduce(send, recv, l.paramCount, dtype(ctx), ctx.redOp, ctx.root, ctx.comm, ctx.stream);
   }
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
     if (ctx.rank != ctx.root) return 0;
@@ -60,7 +60,7 @@ class ReduceScatter final : public Collective {
     fillReductionInput(ctx, send, l.sendCount);
   }
   hetcclResult_t run(const RunContext& ctx, const void* send, void* recv, const Layout& l) const override {
-    return hetcclReduceScatter(send, recv, l.paramCount, dtype(ctx), ctx.redOp, ctx.comm, nullptr);
+    return hetcclReduceScatter(send, recv, l.paramCount, dtype(ctx), ctx.redOp, ctx.comm, ctx.stream);
   }
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
     const size_t first = static_cast<size_t>(ctx.rank) * l.recvCount;

@@ -32,6 +32,7 @@ struct RunContext {
   TypeSpec type{};
   OpKind op = OpKind::Sum;
   hetcclRedOp_t redOp = hetcclSum;  ///< the handle to pass (a PreMulSum op is created per communicator)
+  hetcclStream_t stream = nullptr;  ///< passed to every call (a CUDA stream with --device cuda, else null)
 };
 
 class Collective {
@@ -49,7 +50,8 @@ class Collective {
   virtual Layout layout(size_t elements, int nranks) const = 0;
   /// Writes this rank's inputs into `send` (sendCount elements). The receive buffer already holds sentinels.
   virtual void fillInput(const RunContext& ctx, void* send, const Layout& layout) const = 0;
-  /// Issues the collective (send may alias recv in place). Returns the library's result.
+  /// Issues the collective on ctx.stream (send may alias recv in place). Returns the library's result; on
+  /// device buffers the call returns once queued, so the caller synchronises the stream.
   virtual hetcclResult_t run(const RunContext& ctx, const void* send, void* recv, const Layout& layout) const = 0;
   /// Elements of this rank's output that differ from the expected values (0 where this rank has none).
   virtual size_t countWrong(const RunContext& ctx, const void* recv, const Layout& layout) const = 0;

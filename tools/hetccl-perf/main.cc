@@ -11,6 +11,7 @@
 
 #include "collective.hpp"
 #include "common/launch_env.hpp"
+#include "cuda_runtime.hpp"
 #include "data_pattern.hpp"
 #include "perf_options.hpp"
 #include "perf_runner.hpp"
@@ -75,16 +76,44 @@ std::vector<size_t> sweepSizes(const PerfOptions& o) {
   return sizes;
 }
 
+/// --device cuda: the CUDA runtime, with this process bound to device localRank % device count (before
+/// the communicator is made: hetccl binds a GPU rank to the current device) and the stream of every call.
+/// Empty (null runtime and stream) for host buffers.
+class DeviceSetup {
+ public:
+  DeviceSetup(const PerfOptions& o, int localRank) {
+    if (o.buffers != BufferPlace::Cuda) return;
+    cuda_ = &CudaRuntime::instance();
+    device_ = localRank % cuda_->deviceCount();
+    cuda_->setDevice(device_);
+    stream_ = cuda_->createStream();
+  }
+  ~DeviceSetup() {
+    if (cuda_) cuda_->destroyStream(stream_);
+  }
+  DeviceSetup(const DeviceSetup&) = delete;
+  DeviceSetup& operator=(const DeviceSetup&) = delete;
+
+  CudaRuntime* cuda() const { return cuda_; }
+  void* stream() const { return stream_; }
+
+ private:
+  CudaRuntime* cuda_ = nullptr;
+  int device_ = -1;
+  void* stream_ = nullptr;
+};
+
 int runPerf(const PerfOptions& o) {
   const tools::LaunchEnv env = tools::readLaunchEnv();
   const auto collective = makeCollective(o.collective);
   if (collective->usesRoot() && o.root >= env.size)
     throw std::invalid_argument("-r " + std::to_string(o.root) + " is not a rank of " + std::to_string(env.size));
 
+  const DeviceSetup device(o, env.localRank);
   hetcclComm_t comm = nullptr;
   checkResult(hetcclCommInitRank(&comm, env.size, env.id, env.rank), "hetcclCommInitRank", nullptr);
   try {
-    RunContext ctx{comm, env.rank, env.size, o.root, o.type, o.op, hetcclSum};
+    RunContext ctx{comm, env.rank, env.size, o.root, o.type, o.op, hetcclSum, device.stream()};
     ctx.redOp = makeRedOp(o, comm, env.rank);
     PerfRun run;
     run.collective = o.collective;
@@ -96,7 +125,7 @@ int runPerf(const PerfOptions& o) {
     const bool printing = env.rank == 0;
     if (printing) printHeader(stdout, o, run);
 
-    PerfRunner runner(o, *collective, ctx);
+    PerfRunner runner(o, *collective, ctx, device.cuda());
     for (size_t bytes : sweepSizes(o)) {
       run.sizes.push_back(runner.measure(bytes));
       if (printing) printRow(stdout, run, run.sizes.back());

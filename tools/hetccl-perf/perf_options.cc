@@ -54,6 +54,12 @@ OpKind parseOp(const std::string& text) {
   throw std::invalid_argument("-o: unknown reduction '" + text + "' (sum prod max min avg premulsum)");
 }
 
+BufferPlace parseBufferPlace(const std::string& text) {
+  if (text == "host") return BufferPlace::Host;
+  if (text == "cuda") return BufferPlace::Cuda;
+  throw std::invalid_argument("--device: expects host or cuda, got '" + text + "'");
+}
+
 }  // namespace
 
 const char* opName(OpKind op) noexcept { return kOpNames[static_cast<size_t>(op)].data(); }
@@ -88,6 +94,10 @@ PerfOptions parsePerfOptions(int argc, const char* const* argv) {
       o.help = true;
       continue;
     }
+    if (arg == "-G") {  // a flag without value
+      o.buffers = BufferPlace::Cuda;
+      continue;
+    }
     if (arg.empty() || arg[0] != '-') {
       if (!o.collective.empty()) throw std::invalid_argument("unexpected argument '" + arg + "'");
       if (!isKnownCollective(arg)) throw std::invalid_argument("unknown collective '" + arg + "'");
@@ -115,6 +125,7 @@ PerfOptions parsePerfOptions(int argc, const char* const* argv) {
     else if (arg == "-p") o.parallelInit = static_cast<int>(parseInt(arg, value, 0, 1));
     else if (arg == "--json") o.jsonPath = value;
     else if (arg == "--plot") o.plotPath = value;
+    else if (arg == "--device") o.buffers = parseBufferPlace(value);
     else throw std::invalid_argument("unknown option '" + arg + "'");
   }
   if (o.help) return o;
@@ -141,6 +152,8 @@ std::string perfUsage() {
          "  -z 0|1, -p 0|1   accepted for nccl-tests compatibility\n"
          "  --json FILE  write the results as JSON (rank 0)\n"
          "  --plot FILE  draw bus bandwidth against size as SVG (rank 0)\n"
+         "  -G, --device cuda   buffers in GPU memory (device HETCCL_LOCAL_RANK % device count, one stream;\n"
+         "               time = n calls then one stream sync); default --device host\n"
          "Run under a launcher, e.g.: hetccl-run -n 2 -- hetccl-perf all_reduce -b 1K -e 256M -f 2\n";
 }
 

@@ -1,6 +1,7 @@
 // Command line of hetccl-perf, compatible with nccl-tests' flags:
 //   hetccl-perf COLL [-b MIN] [-e MAX] [-f FACTOR | -i INCREMENT] [-n ITERS] [-w WARMUP] [-c 0|1]
 //               [-d TYPE] [-o OP] [-r ROOT] [-z 0|1] [-p 0|1] [--json FILE] [--plot FILE.svg]
+//               [-G | --device host|cuda]
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,9 @@ struct TypeSpec {
 enum class OpKind { Sum, Prod, Max, Min, Avg, PreMulSum };
 const char* opName(OpKind op) noexcept;
 
+/// Where the send and receive buffers live: host memory, or CUDA device memory (-G / --device cuda).
+enum class BufferPlace { Host, Cuda };
+
 struct PerfOptions {
   std::string collective;       ///< all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, alltoallv, sendrecv
   size_t minBytes = 32u << 20;  ///< -b
@@ -38,6 +42,7 @@ struct PerfOptions {
   int parallelInit = 0;         ///< -p (accepted; one process per rank already inits in parallel)
   std::string jsonPath;         ///< --json
   std::string plotPath;         ///< --plot
+  BufferPlace buffers = BufferPlace::Host;  ///< -G / --device
   bool help = false;            ///< -h / --help
 };
 

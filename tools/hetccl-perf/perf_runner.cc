@@ -15,12 +15,33 @@ void checkResult(hetcclResult_t result, const char* what, hetcclComm_t comm) {
                            hetcclGetLastError(comm));
 }
 
-PerfRunner::PerfRunner(const PerfOptions& options, const Collective& collective, const RunContext& ctx)
-    : options_(options), collective_(collective), ctx_(ctx) {
+PerfRunner::PerfRunner(const PerfOptions& options, const Collective& collective, const RunContext& ctx,
+                       CudaRuntime* cuda)
+    : options_(options), collective_(collective), ctx_(ctx), cuda_(cuda) {
   const Layout largest = collective.layout(options.maxBytes / ctx.type.size, ctx.nranks);
   const size_t elements = std::max(largest.sendCount, largest.recvCount);
-  sendBuffer_.resize(std::max<size_t>(elements * ctx.type.size, 1));
-  recvBuffer_.resize(std::max<size_t>(elements * ctx.type.size, 1));
+  const size_t bytes = std::max<size_t>(elements * ctx.type.size, 1);
+  sendBuffer_.resize(bytes);
+  recvBuffer_.resize(bytes);
+  if (cuda_) {
+    sendDevice_ = DeviceMemory(*cuda_, bytes);
+    recvDevice_ = DeviceMemory(*cuda_, bytes);
+  }
+}
+
+void PerfRunner::upload(const Layout& layout, bool inPlace) {
+  if (!cuda_) return;
+  const size_t eltSize = ctx_.type.size;
+  if (inPlace) {  // one buffer holds both the inputs and the sentinels
+    cuda_->copyToDevice(recvDevice_.data(), recvBuffer_.data(), std::max(layout.sendCount, layout.recvCount) * eltSize);
+    return;
+  }
+  cuda_->copyToDevice(sendDevice_.data(), sendBuffer_.data(), layout.sendCount * eltSize);
+  cuda_->copyToDevice(recvDevice_.data(), recvBuffer_.data(), layout.recvCount * eltSize);
+}
+
+void PerfRunner::waitForStream() {
+  if (cuda_) cuda_->synchronizeStream(ctx_.stream);
 }
 
 void PerfRunner::runOnce(const void* send, void* recv, const Layout& layout) {
@@ -51,23 +72,38 @@ PlaceResult PerfRunner::measurePlace(const Layout& layout, bool inPlace, size_t 
   PlaceResult r;
   r.ran = true;
   const size_t rank = static_cast<size_t>(ctx_.rank), eltSize = ctx_.type.size;
-  unsigned char* send = inPlace ? recvBuffer_.data() + layout.sendInPlaceOffset * rank * eltSize : sendBuffer_.data();
-  unsigned char* recv = inPlace ? recvBuffer_.data() + layout.recvInPlaceOffset * rank * eltSize : recvBuffer_.data();
+  const size_t sendOffset = inPlace ? layout.sendInPlaceOffset * rank * eltSize : 0;
+  const size_t recvOffset = inPlace ? layout.recvInPlaceOffset * rank * eltSize : 0;
+  // Host buffers: where inputs are made and outputs checked. Call buffers: what hetccl gets.
+  unsigned char* hostSend = (inPlace ? recvBuffer_.data() : sendBuffer_.data()) + sendOffset;
+  unsigned char* hostRecv = recvBuffer_.data() + recvOffset;
+  unsigned char* send = hostSend;
+  unsigned char* recv = hostRecv;
+  if (cuda_) {
+    send = (inPlace ? recvDevice_.data() : sendDevice_.data()) + sendOffset;
+    recv = recvDevice_.data() + recvOffset;
+  }
 
-  prepare(send, recv, layout);
+  prepare(hostSend, hostRecv, layout);
+  upload(layout, inPlace);
   for (int i = 0; i < options_.warmupIters; ++i) runOnce(send, recv, layout);
+  waitForStream();
   checkResult(hetcclBarrier(ctx_.comm, nullptr), "barrier before timing", ctx_.comm);
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < options_.iters; ++i) runOnce(send, recv, layout);
+  waitForStream();
   const std::chrono::duration<double, std::micro> elapsed = std::chrono::steady_clock::now() - start;
   r.timeUs = maxOverRanks(elapsed.count() / options_.iters);
   r.algBw = r.timeUs > 0 ? static_cast<double>(bytes) / (r.timeUs * 1e3) : 0;  // bytes/us/1e3 = GB/s
   r.busBw = r.algBw * collective_.busFactor(ctx_.nranks);
 
   if (options_.check) {  // fresh inputs, one more call, exact comparison
-    prepare(send, recv, layout);
+    prepare(hostSend, hostRecv, layout);
+    upload(layout, inPlace);
     runOnce(send, recv, layout);
-    r.wrong = sumOverRanks(static_cast<int64_t>(collective_.countWrong(ctx_, recv, layout)));
+    waitForStream();
+    if (cuda_) cuda_->copyToHost(hostRecv, recv, layout.recvCount * eltSize);
+    r.wrong = sumOverRanks(static_cast<int64_t>(collective_.countWrong(ctx_, hostRecv, layout)));
   }
   return r;
 }

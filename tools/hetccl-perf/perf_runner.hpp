@@ -1,11 +1,15 @@
 // The measuring loop of hetccl-perf for one size: fill, warm up, time, check, and combine across ranks
 // (time: max over ranks; wrong elements: sum over ranks), all through the public C API.
+// With device buffers (--device cuda), inputs are still made and checked on the host and copied with
+// cudaMemcpy outside the timed region; the timed region is n calls issued back to back on ctx.stream
+// followed by one stream synchronisation, as nccl-tests times.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
 #include "collective.hpp"
+#include "cuda_runtime.hpp"
 #include "perf_options.hpp"
 #include "perf_result.hpp"
 
@@ -13,8 +17,11 @@ namespace hetccl::perf {
 
 class PerfRunner {
  public:
-  /// `ctx` describes this rank and the communicator; buffers for up to options.maxBytes are allocated.
-  PerfRunner(const PerfOptions& options, const Collective& collective, const RunContext& ctx);
+  /// `ctx` describes this rank and the communicator; buffers for up to options.maxBytes are allocated on
+  /// the host, and also on the current CUDA device when `cuda` is given (then ctx.stream must be a stream
+  /// of that device, and the runner synchronises it before every host-side step).
+  PerfRunner(const PerfOptions& options, const Collective& collective, const RunContext& ctx,
+             CudaRuntime* cuda = nullptr);
 
   /// Measures one size (bytes of the message, rounded down as the collective's layout requires). Every
   /// rank must call it with the same size. Throws std::runtime_error when a hetccl call fails.
@@ -25,6 +32,10 @@ class PerfRunner {
   /// Calls the collective once and throws on failure.
   void runOnce(const void* send, void* recv, const Layout& layout);
   void prepare(void* send, void* recv, const Layout& layout);
+  /// Device mode: copies the prepared host buffers to the device buffers (the extent `layout` uses).
+  void upload(const Layout& layout, bool inPlace);
+  /// Device mode: waits for ctx.stream; no-op on host buffers (their calls complete before returning).
+  void waitForStream();
   double maxOverRanks(double value);
   int64_t sumOverRanks(int64_t value);
 
@@ -33,6 +44,9 @@ class PerfRunner {
   RunContext ctx_;
   std::vector<unsigned char> sendBuffer_;
   std::vector<unsigned char> recvBuffer_;
+  CudaRuntime* cuda_ = nullptr;  ///< null: the host buffers are the ones passed to hetccl
+  DeviceMemory sendDevice_;
+  DeviceMemory recvDevice_;
 };
 
 /// Throws std::runtime_error "<what> failed: <error string>: <last error>" unless result is success.

@@ -71,6 +71,9 @@ void printHeader(std::FILE* out, const PerfOptions& o, const PerfRun& run) {
   else std::fprintf(out, "%zu(bytes)", o.stepBytes);
   std::fprintf(out, " warmup iters: %d iters: %d validation: %d blocking: %d\n#\n# Using devices\n", o.warmupIters,
                o.iters, o.check ? 1 : 0, o.blocking);
+  if (o.buffers == BufferPlace::Cuda)
+    std::fprintf(out, "# buffers: CUDA device memory; calls on one stream; time = %d calls, then a stream sync\n",
+                 o.iters);
   for (const auto& line : run.rankLines) std::fprintf(out, "%s\n", line.c_str());
   std::fprintf(out, "#\n");
   std::fprintf(out, "# %62s %34s\n", "out-of-place", "in-place");
