@@ -7,6 +7,8 @@
 
 #include "comm/device_path.hpp"
 #include "comm/links.hpp"
+#include "comm/vendor_route.hpp"
+#include "domain/nccl/nccl_vendor.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
 #include "device/loader.hpp"
@@ -64,6 +66,7 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
     if (auto f = b->failure()) throw *f;
   };
   tuning_ = algo::Tuning::fromConfig();
+  setUpVendorDomain();
   HETCCL_INFO(log::kInit, "rank ", rank(), " of ", size(), " ready: domain ", peers()[rank()].domain, " (",
               numDomains(), " domains), host ", peers()[rank()].hostId);
 }
@@ -125,6 +128,14 @@ std::string Communicator::asyncErrorMessage() const {
 void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
   checkUsable();
   if (!isDeviceGroup(ops)) return runHost(ops);
+  if (vendorComm_) {
+    try {
+      return runOnVendor(*vendor_, *vendorComm_, ops, stream);
+    } catch (const Error& e) {
+      fail(e);
+      throw;
+    }
+  }
   if (!devicePath_) {
     int device = peers()[rank()].deviceIndex;
     devicePath_ = std::make_unique<DevicePath>(
@@ -136,6 +147,40 @@ void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
         &aborted_);
   }
   devicePath_->enqueue(std::vector<algo::CollOp>(ops.begin(), ops.end()), stream);
+}
+
+void Communicator::setUpVendorDomain() {
+  if (!gpu_ || numDomains() != 1) return;
+  for (const PeerInfo& p : peers())
+    if (p.deviceKind != DeviceKind::Cuda) return;
+  if (config().str("HETCCL_VENDOR_CCL") == "off") {
+    HETCCL_INFO(log::kInit, "rank ", rank(), ": HETCCL_VENDOR_CCL=off: device calls staged through host memory");
+    return;
+  }
+  // Every rank must take the same decision: a rank that cannot load the library tells the others.
+  int32_t loaded = 1;
+  std::string why;
+  try {
+    vendor_ = &domain::nccl::processNccl();
+  } catch (const Error& e) {
+    loaded = 0;
+    why = e.what();
+  }
+  std::vector<int32_t> all(size());
+  all[rank()] = loaded;
+  boot_->allGather(all.data(), sizeof(int32_t));
+  for (int32_t v : all)
+    if (!v) {
+      vendor_ = nullptr;
+      HETCCL_INFO(log::kInit, "rank ", rank(), ": no vendor CCL on every rank (", why.empty() ? "another rank" : why,
+                  "): device calls staged through host memory");
+      return;
+    }
+  std::vector<int> members(size());
+  for (int r = 0; r < size(); ++r) members[r] = r;
+  vendorComm_ = vendor_->createComm(*boot_, members);
+  devicePathName_ = concat(vendor_->describe(), " (single domain: every device call delegated)");
+  HETCCL_INFO(log::kInit, "rank ", rank(), ": device calls go to ", devicePathName_);
 }
 
 bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
@@ -256,6 +301,7 @@ void Communicator::finalize() {
 
 void Communicator::abort() {
   aborted_.store(true);
+  if (vendorComm_) vendorComm_->abort();
   boot_->abort();
 }
 

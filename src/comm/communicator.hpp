@@ -16,6 +16,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "core/result.hpp"
 #include "device/base/gpu_plugin.h"
+#include "domain/base/vendor_ccl.hpp"
 #include "engine/exec_context.hpp"
 
 namespace hetccl {
@@ -43,6 +44,8 @@ class Communicator {
   const std::vector<PeerInfo>& peers() const { return boot_->peers(); }
   const algo::Topology& topology() const { return topology_; }
   std::string_view transportTo(int peer) const;
+  /// How device-buffer calls run: "NCCL ... (single domain)" or "host staging".
+  const std::string& devicePathName() const { return devicePathName_; }
 
   /// Checks one operation against this communicator (root/peer range, buffers, counts that overflow,
   /// AllToAllv tables, user op handles). Throws InvalidArgument saying what is wrong; changes nothing.
@@ -77,6 +80,9 @@ class Communicator {
                const hetcclGpuPlugin_v1_t* gpu);
   void checkUsable() const;
   void runHost(std::span<const algo::CollOp> ops);
+  /// Single all-GPU domain: creates the vendor communicator every device call is delegated to
+  /// (logged at INFO either way: no silent fallback).
+  void setUpVendorDomain();
   /// True when the group's buffers are device memory; throws InvalidArgument for a mix.
   bool isDeviceGroup(std::span<const algo::CollOp> ops) const;
   void fail(const Error& e);
@@ -104,6 +110,9 @@ class Communicator {
   uint32_t splitCount_ = 0;
   const hetcclGpuPlugin_v1_t* gpu_ = nullptr;  // loaded CUDA runtime plugin, when this rank has a GPU
   std::unique_ptr<DevicePath> devicePath_;      // created on the first device-buffer call
+  domain::VendorCcl* vendor_ = nullptr;         // single all-GPU domain: its vendor library...
+  std::unique_ptr<domain::DomainComm> vendorComm_;  // ...and communicator over every rank
+  std::string devicePathName_ = "host staging";
 };
 
 }  // namespace hetccl

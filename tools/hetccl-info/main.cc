@@ -10,6 +10,7 @@
 #include "comm/communicator.hpp"
 #include "common/launch_env.hpp"
 #include "core/config.hpp"
+#include "device/loader.hpp"
 #include "net/socket.hpp"
 
 namespace {
@@ -40,7 +41,8 @@ void printSelf() {
   std::printf("bootstrap/tcp %s\n", hetccl::net::chooseLocalAddress().toString().c_str());
   std::printf("transports    shm (same host id), tcp (different host ids); HETCCL_TRANSPORT=%s\n",
               hetccl::config().str("HETCCL_TRANSPORT").c_str());
-  std::printf("device runtimes: host (built in); CUDA/HIP runtimes are not part of this build\n");
+  const auto* gpu = hetccl::device::loadCudaPlugin();
+  std::printf("cuda plugin   %s\n", gpu ? "loaded" : ("unavailable: " + hetccl::device::cudaPluginUnavailableReason()).c_str());
 }
 
 int printJob() {
@@ -50,6 +52,7 @@ int printJob() {
   auto comm = hetccl::Communicator::create(id, env.size, env.rank, {});
   if (env.rank == 0) {
     std::printf("\n# job: %d ranks, %d domains (launcher: %s)\n", comm->size(), comm->numDomains(), env.source.c_str());
+    std::printf("device-buffer calls: %s\n", comm->devicePathName().c_str());
     std::printf("%-5s %-24s %-12s %-6s %-8s %s\n", "rank", "host", "domain", "device", "pid", "rank 0 reaches it by");
     for (const auto& p : comm->peers())
       std::printf("%-5d %-24s %-12s %-6s %-8d %.*s\n", p.rank, p.hostId.c_str(), p.domain.c_str(),

@@ -84,8 +84,7 @@ class DeviceSetup {
   DeviceSetup(const PerfOptions& o, int localRank) {
     if (o.buffers != BufferPlace::Cuda) return;
     cuda_ = &CudaRuntime::instance();
-    device_ = localRank % cuda_->deviceCount();
-    cuda_->setDevice(device_);
+    cuda_->setDevice(localRank % cuda_->deviceCount());
     stream_ = cuda_->createStream();
   }
   ~DeviceSetup() {
@@ -99,7 +98,6 @@ class DeviceSetup {
 
  private:
   CudaRuntime* cuda_ = nullptr;
-  int device_ = -1;
   void* stream_ = nullptr;
 };
 

@@ -1,0 +1,58 @@
+#include "comm/vendor_route.hpp"
+
+#include <exception>
+
+namespace hetccl {
+namespace {
+
+using algo::CollKind;
+
+const void* at(const void* base, size_t elements, size_t elemSize) {
+  return static_cast<const char*>(base) + elements * elemSize;
+}
+void* at(void* base, size_t elements, size_t elemSize) { return static_cast<char*>(base) + elements * elemSize; }
+
+void issue(domain::DomainComm& c, const algo::CollOp& op, void* stream) {
+  const size_t es = dataTypeSize(op.type);
+  const int n = c.size();
+  switch (op.kind) {
+    case CollKind::AllReduce: return c.allReduce(op.sendbuff, op.recvbuff, op.count, op.type, op.op, stream);
+    case CollKind::Broadcast: return c.broadcast(op.sendbuff, op.recvbuff, op.count, op.type, op.root, stream);
+    case CollKind::Reduce: return c.reduce(op.sendbuff, op.recvbuff, op.count, op.type, op.op, op.root, stream);
+    case CollKind::AllGather: return c.allGather(op.sendbuff, op.recvbuff, op.count, op.type, stream);
+    case CollKind::ReduceScatter: return c.reduceScatter(op.sendbuff, op.recvbuff, op.count, op.type, op.op, stream);
+    case CollKind::AllToAll:
+      for (int p = 0; p < n; ++p) {
+        c.send(at(op.sendbuff, p * op.count, es), op.count, op.type, p, stream);
+        c.recv(at(op.recvbuff, p * op.count, es), op.count, op.type, p, stream);
+      }
+      return;
+    case CollKind::AllToAllv:
+      for (int p = 0; p < n; ++p) {
+        c.send(at(op.sendbuff, op.sdispls[p], es), op.sendcounts[p], op.type, p, stream);
+        c.recv(at(op.recvbuff, op.rdispls[p], es), op.recvcounts[p], op.type, p, stream);
+      }
+      return;
+    case CollKind::Send: return c.send(op.sendbuff, op.count, op.type, op.peer, stream);
+    case CollKind::Recv: return c.recv(op.recvbuff, op.count, op.type, op.peer, stream);
+  }
+}
+
+}  // namespace
+
+void runOnVendor(domain::VendorCcl& vendor, domain::DomainComm& comm, std::span<const algo::CollOp> ops,
+                 void* stream) {
+  vendor.groupStart();
+  try {
+    for (const auto& op : ops) issue(comm, op, stream);
+  } catch (...) {
+    try {
+      vendor.groupEnd();  // close the group even when one call was rejected
+    } catch (...) {
+    }
+    throw;
+  }
+  vendor.groupEnd();
+}
+
+}  // namespace hetccl
