@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Pinned host <-> device copy bandwidth of every visible GPU (the ceiling of a cross-domain collective:
-each GPU's bytes cross its PCIe link). One 256 MB pinned host tensor and one device tensor per GPU; each
+each GPU's bytes cross its PCIe link). One 256 MiB pinned host tensor and one device tensor per GPU; each
 direction is timed over one copy, repeated 5 times after a warm-up; the median is printed.
 
 usage: pinned_copy_bw.py [--mb 256] [--reps 5]
@@ -24,10 +24,10 @@ def time_copy(dst, src, device):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--mb", type=int, default=256, help="bytes per copy, in MB (1e6)")
+    p.add_argument("--mb", type=int, default=256, help="bytes per copy, in MiB")
     p.add_argument("--reps", type=int, default=5)
     a = p.parse_args()
-    nbytes = a.mb * 1000 * 1000
+    nbytes = a.mb << 20
     for g in range(torch.cuda.device_count()):
         dev = torch.device("cuda", g)
         host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)

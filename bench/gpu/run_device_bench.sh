@@ -14,6 +14,8 @@
 #                   info build copy hetccl1 nccl hetccl2x1 hetccl2x2 tcp summary
 #   ITERS, WARMUP   timed and warm-up iterations of every size (default 20 and 5, as torch_baseline.py)
 #   MAX_BYTES       largest size (default 1G); GLOO_MAX_BYTES (default 256M)
+#   HETCCL_DEVICE   passed to every hetccl rank (default cuda: fail rather than fall back to host ranks)
+#   REPS            repetitions of every hetccl and torch measurement (default 1; the report takes the median)
 # Every command has its own timeout; a failed or timed-out command is recorded and the script goes on.
 # NCCL_NVLS_ENABLE=0 is exported throughout.
 set -u -o pipefail
@@ -23,16 +25,21 @@ RAW=$OUT/raw
 BUILD_DIR=${BUILD_DIR:-build-device-bench}
 STEPS=${STEPS:-info build copy hetccl1 nccl hetccl2x1 hetccl2x2 tcp summary}
 ITERS=${ITERS:-20}
+REPS=${REPS:-1}
 WARMUP=${WARMUP:-5}
 MAX_BYTES=${MAX_BYTES:-1G}
 GLOO_MAX_BYTES=${GLOO_MAX_BYTES:-256M}
+HETCCL_DEVICE=${HETCCL_DEVICE:-cuda}
 TORCH_BASELINE=${TORCH_BASELINE:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 COLLS="all_reduce all_gather reduce_scatter alltoall"
 
 mkdir -p "$RAW"
 export NCCL_NVLS_ENABLE=0
-[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# hetccl-perf -G opens libcudart.so with dlopen: make the toolkit's copy findable when ldconfig does not know it.
+if ! ldconfig -p 2>/dev/null | grep -q 'libcudart\.so' && [ -d /usr/local/cuda/lib64 ]; then
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 SCRIPT_START=$(date +%s)
 printf 'name\trc\tseconds\n' >"$OUT/steps.tsv"
 printf 'name\tcommand\n' >"$OUT/commands.tsv"
@@ -107,17 +114,22 @@ step_build() {
 PERF=$BUILD_DIR/tools/hetccl-perf
 LAUNCH=$BUILD_DIR/tools/hetccl-run
 
+# rep_name NAME K: the raw file name of repetition K (NAME, NAME.r2, NAME.r3, ...).
+rep_name() { if [ "$2" -eq 1 ]; then echo "$1"; else echo "$1.r$2"; fi; }
+
 # perf NAME TIMEOUT_S RUN_ARGS -- COLL PERF_ARGS...: hetccl-perf on device buffers under hetccl-run.
 perf() {
-  local name=$1 limit=$2
+  local name=$1 limit=$2 k
   shift 2
   local launch=()
   while [ "$1" != "--" ]; do launch+=("$1"); shift; done
   shift
   local coll=$1
   shift
-  run "$name" "$limit" HETCCL_DEVICE=cuda "$LAUNCH" "${launch[@]}" --timeout $((limit - 5)) -- \
-    "$PERF" "$coll" -G -n "$ITERS" -w "$WARMUP" "$@"
+  for k in $(seq 1 "$REPS"); do
+    run "$(rep_name "$name" "$k")" "$limit" HETCCL_DEVICE="$HETCCL_DEVICE" "$LAUNCH" "${launch[@]}" --timeout $((limit - 5)) -- \
+      "$PERF" "$coll" -G -n "$ITERS" -w "$WARMUP" "$@"
+  done
 }
 
 step_copy() {
@@ -131,12 +143,15 @@ step_hetccl1() {  # one domain: every rank in the default domain ("cuda")
 
 # torch NAME TIMEOUT_S [VAR=VALUE...] -- ARGS...: torch_baseline.py on both GPUs.
 torch_run() {
-  local name=$1 limit=$2
+  local name=$1 limit=$2 k
   shift 2
   local vars=()
   while [ "$1" != "--" ]; do vars+=("$1"); shift; done
   shift
-  run "$name" "$limit" "${vars[@]}" torchrun --standalone --nproc_per_node=2 "$TORCH_BASELINE" "$@"
+  for k in $(seq 1 "$REPS"); do
+    run "$(rep_name "$name" "$k")" "$limit" ${vars[@]+"${vars[@]}"} torchrun --standalone --nproc_per_node=2 \
+      "$TORCH_BASELINE" "$@"
+  done
 }
 
 step_nccl() {
