@@ -133,7 +133,7 @@ def ratio(a, b, goal=None, applies=True):
 
 
 def layout_table(raw, prefix, coll, pinned_bw, misses):
-    """Markdown lines of one table; appends goal misses to `misses`."""
+    """Markdown lines of one table; adds goal misses to `misses` ({goal: ["size ratio", ...]})."""
     het, n = hetccl_series(raw, f"{prefix}_{coll}", coll)
     tcoll = "all_to_all" if coll == "alltoall" else coll
     base = {key: torch_series(raw, f"{key}_{coll}", tcoll) for key, _ in BASELINES}
@@ -168,7 +168,8 @@ def layout_table(raw, prefix, coll, pinned_bw, misses):
         for a, ref, goal, applies, what in checks:
             cells.append(ratio(a, ref, goal, applies))
             if a is not None and ref and applies and a / ref < goal:
-                misses.append(f"{prefix} {coll} {human(size)}: {a / ref:.2f}x {what} (goal {goal:g}x)")
+                misses.setdefault(f"{prefix} {coll} {what} (goal {goal:g}x)", []).append(
+                    f"{human(size)} {a / ref:.2f}x")
         lines.append(f"| {' | '.join(cells)} |")
     lines.append("")
     return lines
@@ -197,7 +198,7 @@ def report(out_dir):
     raw = out_dir / "raw"
     pinned = parse_pinned(raw)
     pinned_bw = min(pinned.values()) if pinned else None
-    misses = []
+    misses = {}
     lines = ["# hetccl on GPU buffers: device benchmark (issue 3)", "",
              "busbw in GB/s (nccl-tests factors; 2 ranks except 2x2: 4), from the median time per size; "
              "hetccl: out-of-place unless marked; baselines through torch_baseline.py (NCCL all_reduce in place, "
@@ -217,7 +218,9 @@ def report(out_dir):
             lines += layout_table(raw, prefix, coll, pinned_bw, misses)
         if prefix == "hetccl1":
             lines += small_message_lines(raw)
-    lines += ["## Goals missed", ""] + ([f"- {m}" for m in misses] or ["(none)"]) + [""]
+    lines += ["## Goals missed", ""]
+    lines += [f"- {goal}: {', '.join(at)}" for goal, at in misses.items()] or ["(none)"]
+    lines.append("")
     lines += ["## Machine", "", "```", read(out_dir / "machine.txt"), "```", "",
               "## Commands (exit status, seconds)", ""]
     steps = {}
