@@ -41,8 +41,9 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libcudart\.so' && [ -d /usr/local/cuda/l
   export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 SCRIPT_START=$(date +%s)
-printf 'name\trc\tseconds\n' >"$OUT/steps.tsv"
-printf 'name\tcommand\n' >"$OUT/commands.tsv"
+# Appended to, so that runs split with STEPS into the same OUT keep every record.
+[ -f "$OUT/steps.tsv" ] || printf 'name\trc\tseconds\n' >"$OUT/steps.tsv"
+[ -f "$OUT/commands.tsv" ] || printf 'name\tcommand\n' >"$OUT/commands.tsv"
 
 # "1K" / "256M" / "1G" / "8" -> bytes (torch_baseline.py takes plain integers).
 bytes_of() {

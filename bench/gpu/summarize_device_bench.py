@@ -225,14 +225,16 @@ def report(out_dir):
               "## Commands (exit status, seconds)", ""]
     steps = {}
     if (out_dir / "steps.tsv").exists():
-        for row in (out_dir / "steps.tsv").read_text().splitlines()[1:]:
+        for row in (out_dir / "steps.tsv").read_text().splitlines():
             f = row.split("\t")
-            if len(f) == 3:
+            if len(f) == 3 and f[0] != "name":
                 steps[f[0]] = (f[1], f[2])
     lines += ["| name | rc | s | command |", "|---|---|---|---|"]
     if (out_dir / "commands.tsv").exists():
-        for row in (out_dir / "commands.tsv").read_text().splitlines()[1:]:
+        for row in (out_dir / "commands.tsv").read_text().splitlines():
             name, _, cmd = row.partition("\t")
+            if name == "name":  # a header (two runs' files may be concatenated)
+                continue
             rc, secs = steps.get(name, ("?", "?"))
             lines.append(f"| {name} | {rc} | {secs} | `{cmd.replace('|', '&#124;')}` |")
     lines.append("")

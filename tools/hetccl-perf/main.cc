@@ -101,6 +101,17 @@ class DeviceSetup {
   void* stream_ = nullptr;
 };
 
+/// --device cuda needs a GPU communicator: a host one (HETCCL_DEVICE=host, or libhetccl-cuda.so not
+/// loaded) would read device pointers as host memory. Throws std::runtime_error saying so.
+void requireGpuCommunicator(hetcclComm_t comm, int rank) {
+  int bound = -1;
+  checkResult(hetcclCommCuDevice(comm, &bound), "hetcclCommCuDevice", comm);
+  if (bound < 0)
+    throw std::runtime_error("rank " + std::to_string(rank) +
+                             ": --device cuda, but the communicator holds host ranks (HETCCL_DEVICE=host, or the "
+                             "CUDA plugin libhetccl-cuda.so did not load: see HETCCL_DEBUG=INFO)");
+}
+
 int runPerf(const PerfOptions& o) {
   const tools::LaunchEnv env = tools::readLaunchEnv();
   const auto collective = makeCollective(o.collective);
@@ -113,6 +124,7 @@ int runPerf(const PerfOptions& o) {
   try {
     RunContext ctx{comm, env.rank, env.size, o.root, o.type, o.op, hetcclSum, device.stream()};
     ctx.redOp = makeRedOp(o, comm, env.rank);
+    if (device.cuda()) requireGpuCommunicator(comm, env.rank);
     PerfRun run;
     run.collective = o.collective;
     run.typeName = o.type.name;
@@ -134,7 +146,9 @@ int runPerf(const PerfOptions& o) {
       if (!o.plotPath.empty()) writeTextFile(o.plotPath, toSvgPlot(run));
     }
     if (o.op == OpKind::PreMulSum) checkResult(hetcclRedOpDestroy(ctx.redOp, comm), "hetcclRedOpDestroy", comm);
-    checkResult(hetcclCommDestroy(comm), "hetcclCommDestroy", nullptr);
+    hetcclComm_t done = comm;
+    comm = nullptr;  // freed by destroy even when it reports an error: never abort it afterwards
+    checkResult(hetcclCommDestroy(done), "hetcclCommDestroy", nullptr);
     return run.totalWrong() > 0 ? 1 : 0;
   } catch (...) {
     hetcclCommAbort(comm);  // leave promptly: peers see a closed connection and report this rank

@@ -1,4 +1,5 @@
 // The CUDA plugin's exported symbol: hetcclGpuPlugin_v1, plus initialisation and device selection.
+#include <cstdio>
 #include <mutex>
 
 #include "device/base/gpu_plugin.h"
