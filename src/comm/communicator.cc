@@ -5,6 +5,7 @@
 #include <map>
 #include <thread>
 
+#include "comm/call_check.hpp"
 #include "comm/device_path.hpp"
 #include "comm/links.hpp"
 #include "comm/vendor_route.hpp"
@@ -66,6 +67,7 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
     if (auto f = b->failure()) throw *f;
   };
   tuning_ = algo::Tuning::fromConfig();
+  checkCalls_ = config().boolean("HETCCL_CHECK_CALLS");
   setUpVendorDomain();
   HETCCL_INFO(log::kInit, "rank ", rank(), " of ", size(), " ready: domain ", peers()[rank()].domain, " (",
               numDomains(), " domains), host ", peers()[rank()].hostId);
@@ -204,6 +206,7 @@ bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
 
 void Communicator::runHost(std::span<const algo::CollOp> ops) {
   checkUsable();
+  if (checkCalls_) checkCallsAgree(*boot_, ops);  // before anything moves: the communicator stays usable
   try {
     engine::runGroup(topology_, ops, *links_, exec_, tuning_);
   } catch (const PeerError& e) {

@@ -108,6 +108,7 @@ class Communicator {
   };
   std::vector<UserOp> userOps_;
   uint32_t splitCount_ = 0;
+  bool checkCalls_ = false;  // HETCCL_CHECK_CALLS
   const hetcclGpuPlugin_v1_t* gpu_ = nullptr;  // loaded CUDA runtime plugin, when this rank has a GPU
   std::unique_ptr<DevicePath> devicePath_;      // created on the first device-buffer call
   domain::VendorCcl* vendor_ = nullptr;         // single all-GPU domain: its vendor library...

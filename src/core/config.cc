@@ -24,6 +24,8 @@ constexpr std::array kVariables{
               "device of this rank: auto (cuda when the CUDA plugin loads and sees a GPU), host, cuda"},
     ConfigVar{"HETCCL_VENDOR_CCL", "", "auto",
               "single all-GPU domain: auto (delegate device calls to NCCL when it loads), off (stage through host)"},
+    ConfigVar{"HETCCL_CHECK_CALLS", "", "0",
+              "1: ranks compare every group's collectives (type, count, op, root) first and fail clearly on a mismatch (debugging; one extra round trip per call)"},
     ConfigVar{"HETCCL_COMM_ID", "NCCL_COMM_ID", "", "ip:port the root binds for hetcclGetUniqueId (default: an ephemeral port)"},
     ConfigVar{"HETCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "", "network interface(s) for bootstrap and tcp, e.g. eth0 or ^docker"},
     ConfigVar{"HETCCL_UNIQUE_ID", "", "", "hex unique id handed to ranks by hetccl-run (tools read it; the library does not)"},
