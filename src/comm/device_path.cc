@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "comm/staging_plan.hpp"
+#include "core/deadline.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 
@@ -46,6 +46,8 @@ void DevicePath::check(int rc, const char* what) const {
 void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
   Work w;
   w.ops = std::move(ops);
+  w.plan = StagingPlan::build(w.ops, rank_, nranks_);
+  ensureStaging(std::max<size_t>(w.plan.hostBytes, 256));  // before the user stream waits (see header)
   check(gpu_.eventCreate(&w.inputsReady), "eventCreate");
   try {
     check(gpu_.eventRecord(w.inputsReady, stream), "eventRecord(user stream)");
@@ -62,8 +64,12 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
 }
 
 void DevicePath::drain() {
+  const Deadline deadline = Deadline::fromConfig();
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return doneSeq_ == nextSeq_; });
+  if (!cv_.wait_until(lock, deadline.at(), [&] { return doneSeq_ == nextSeq_; }))
+    throw TimeoutError(-1, "", concat("rank ", rank_, ": ", nextSeq_ - doneSeq_,
+                              " queued device collective(s) not finished within HETCCL_TIMEOUT (does every rank's "
+                              "stream reach its collectives?)"));
 }
 
 void DevicePath::release(uint64_t seq) {
@@ -77,6 +83,7 @@ void DevicePath::release(uint64_t seq) {
 
 void DevicePath::ensureStaging(size_t bytes) {
   if (bytes <= stagingBytes_) return;
+  drain();  // the progress thread no longer touches staging_, and no user stream waits for this path
   if (staging_) gpu_.freePinned(staging_);
   staging_ = nullptr;
   stagingBytes_ = 0;
@@ -94,8 +101,7 @@ void DevicePath::execute(const Work& w) {
     if (abortFlag_ && abortFlag_->load()) throw AbortedError("communicator aborted before a queued collective started");
     std::this_thread::sleep_for(std::chrono::microseconds(5));
   }
-  const StagingPlan plan = StagingPlan::build(w.ops, rank_, nranks_);
-  ensureStaging(std::max<size_t>(plan.hostBytes, 256));
+  const StagingPlan& plan = w.plan;  // staging_ holds plan.hostBytes (enqueue made sure)
   char* host = static_cast<char*>(staging_);
   for (const auto& r : plan.regions)
     if (r.copyIn)

@@ -36,6 +36,7 @@ else
 fi
 
 status=0
+export HETCCL_CUDA_PLUGIN="$build/libhetccl-cuda.so"
 # shellcheck disable=SC2086
 HETCCL_TEST_REQUIRE_GPU=1 ctest --test-dir "$build" -L gpu --output-on-failure \
   --timeout "${HETCCL_CTEST_TIMEOUT:-120}" ${HETCCL_CTEST_ARGS:-} \

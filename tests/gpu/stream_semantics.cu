@@ -59,6 +59,12 @@ int main() {
     cudaStream_t s1, s2;
     check(cudaStreamCreate(&s1), "stream");
     check(cudaStreamCreate(&s2), "stream");
+    // Warm-up: a communicator's first device collective allocates its pinned staging, and that allocation
+    // may wait for the whole device; the semantics below are those of every later call of the same size.
+    check(hetcclAllReduce(buf, buf, n, hetcclFloat32, hetcclSum, comm, s1), "warm-up allreduce on s1");
+    check(hetcclAllReduce(buf2, buf2, n, hetcclFloat32, hetcclSum, comm2, s2), "warm-up allreduce on s2");
+    check(cudaStreamSynchronize(s1), "warm-up sync s1");
+    check(cudaStreamSynchronize(s2), "warm-up sync s2");
     fill<<<256, 256, 0, s1>>>(buf, n, float(env.rank + 1));
     fill<<<256, 256, 0, s2>>>(buf2, n, float(10 * (env.rank + 1)));
     // 1. ~0.5 s of GPU work ahead of the collective: the call must return long before it ends.

@@ -1,5 +1,6 @@
 // Stream <-> host flag synchronisation of the CUDA plugin: the driver's stream memory operations where
 // the device supports them, else the polling / writing kernels of src/device/gpu/flag_kernels.cuh.
+#include <atomic>
 #include <cstdint>
 
 #include "device/cuda/kernels.hpp"
@@ -33,6 +34,18 @@ bool useNative(unsigned flags) {
   return nativeFlagOpsSupported(device);
 }
 
+/// Loads the plugin's kernels on the current device once, before its first polling / writing kernel.
+int preloadKernelsOnce() {
+  static std::atomic<bool> loaded[64];
+  int device = 0;
+  if (const int rc = check(gpuGetDevice(&device), "cudaGetDevice")) return rc;
+  const bool tracked = device >= 0 && device < 64;
+  if (tracked && loaded[device].load(std::memory_order_acquire)) return HETCCL_GPU_OK;
+  const int rc = check(preloadKernels(), "loading the plugin's kernels (cudaFuncGetAttributes)");
+  if (rc == HETCCL_GPU_OK && tracked) loaded[device].store(true, std::memory_order_release);
+  return rc;
+}
+
 }  // namespace
 
 int streamWaitFlag(void* stream, const uint64_t* flag, uint64_t value, unsigned flags) {
@@ -40,6 +53,7 @@ int streamWaitFlag(void* stream, const uint64_t* flag, uint64_t value, unsigned 
   if (const int rc = deviceAddressOf(flag, "streamWaitFlag (cudaHostGetDevicePointer)", &deviceFlag)) return rc;
   const auto s = static_cast<gpuStream_t>(stream);
   if (useNative(flags)) return nativeWaitFlag(s, deviceFlag, value);
+  if (const int rc = preloadKernelsOnce()) return rc;
   return check(launchWaitFlagKernel(deviceFlag, value, s), "streamWaitFlag (polling kernel launch)");
 }
 
@@ -48,6 +62,7 @@ int streamWriteFlag(void* stream, uint64_t* flag, uint64_t value, unsigned flags
   if (const int rc = deviceAddressOf(flag, "streamWriteFlag (cudaHostGetDevicePointer)", &deviceFlag)) return rc;
   const auto s = static_cast<gpuStream_t>(stream);
   if (useNative(flags)) return nativeWriteFlag(s, deviceFlag, value);
+  if (const int rc = preloadKernelsOnce()) return rc;
   return check(launchWriteFlagKernel(deviceFlag, value, s), "streamWriteFlag (kernel launch)");
 }
 

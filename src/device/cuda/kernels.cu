@@ -27,4 +27,9 @@ gpuError_t launchWriteFlagKernel(uint64_t* deviceFlag, uint64_t value, gpuStream
   return gpu::launchWriteFlag(deviceFlag, value, stream);
 }
 
+gpuError_t preloadKernels() {
+  const gpuError_t err = gpu::preloadFlagKernels();
+  return err == gpuSuccess ? gpu::preloadReduceKernels() : err;
+}
+
 }  // namespace hetccl::cuda_plugin

@@ -4,6 +4,12 @@
 //    stream runs nothing after it until then (the same condition as cuStreamWaitValue64 GEQ).
 //  - writeFlagKernel: makes every earlier write of the stream visible system-wide, then stores the value.
 // `flag` is the device-side address of the pinned word (gpuHostGetDevicePointer).
+//
+// Lazy loading: with CUDA_MODULE_LOADING=LAZY (CUDA 12's default) a kernel is loaded at its first launch, and
+// loading may synchronise the device. If a waitFlagKernel is spinning and the thread that will write the flag
+// first launches another kernel, that launch waits for the spinning kernel: a deadlock (seen on H200, the
+// write-flag kernel queued behind a wait). preloadFlagKernels() loads both on the current device; the plugin
+// calls it (and preloads its other kernels) before the first polling kernel on each device.
 #pragma once
 
 #include <stdint.h>
@@ -21,6 +27,14 @@ __global__ void writeFlagKernel(volatile uint64_t* flag, uint64_t value) {
   __threadfence_system();
   *flag = value;
   __threadfence_system();
+}
+
+/// Loads both kernels on the current device (see "Lazy loading" above). First error or gpuSuccess.
+inline gpuError_t preloadFlagKernels() {
+  gpuFuncAttributes attributes;
+  gpuError_t err = gpuFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&waitFlagKernel));
+  if (err == gpuSuccess) err = gpuFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&writeFlagKernel));
+  return err;
 }
 
 inline gpuError_t launchWaitFlag(const uint64_t* deviceFlag, uint64_t value, gpuStream_t stream) {

@@ -63,6 +63,8 @@ constexpr gpuError_t gpuErrorHostMemoryAlreadyRegistered = hipErrorHostMemoryAlr
 #define gpuEventRecord hipEventRecord
 #define gpuEventQuery hipEventQuery
 #define gpuEventSynchronize hipEventSynchronize
+#define gpuFuncAttributes hipFuncAttributes
+#define gpuFuncGetAttributes hipFuncGetAttributes
 #define gpuMemcpy hipMemcpy
 #define gpuMemcpyAsync hipMemcpyAsync
 #define gpuMemset hipMemset
@@ -127,6 +129,8 @@ constexpr gpuError_t gpuErrorHostMemoryAlreadyRegistered = cudaErrorHostMemoryAl
 #define gpuEventRecord cudaEventRecord
 #define gpuEventQuery cudaEventQuery
 #define gpuEventSynchronize cudaEventSynchronize
+#define gpuFuncAttributes cudaFuncAttributes
+#define gpuFuncGetAttributes cudaFuncGetAttributes
 #define gpuMemcpy cudaMemcpy
 #define gpuMemcpyAsync cudaMemcpyAsync
 #define gpuMemset cudaMemset

@@ -110,4 +110,25 @@ inline gpuError_t launchDivide(void* buf, size_t count, int type, uint64_t n, gp
   return err;
 }
 
+/// Loads every reduce / scale / divide kernel on the current device (CUDA_MODULE_LOADING=LAZY loads a kernel
+/// at its first launch, which may wait for the whole device: see flag_kernels.cuh). First error or gpuSuccess.
+inline gpuError_t preloadReduceKernels() {
+  gpuError_t err = gpuSuccess;
+  auto load = [&](const void* kernel) {
+    gpuFuncAttributes attributes;
+    if (err == gpuSuccess) err = gpuFuncGetAttributes(&attributes, kernel);
+  };
+  for (int type = kInt8; type <= kBfloat16; ++type)
+    visitElementType(type, [&](auto element) {
+      using T = decltype(element);
+      load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, SumOp>>));
+      load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, ProdOp>>));
+      load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, MaxOp>>));
+      load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, MinOp>>));
+      load(reinterpret_cast<const void*>(&elementwiseKernel<T, ScaleFn<T>>));
+      load(reinterpret_cast<const void*>(&elementwiseKernel<T, DivideFn<T>>));
+    });
+  return err;
+}
+
 }  // namespace hetccl::gpu
