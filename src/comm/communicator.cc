@@ -69,6 +69,9 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
   tuning_ = algo::Tuning::fromConfig();
   checkCalls_ = config().boolean("HETCCL_CHECK_CALLS");
   setUpVendorDomain();
+  // A GPU rank whose device calls are not delegated stages them: set the path up now, because its
+  // pinned allocations may synchronise the device, which must not happen inside a later call.
+  if (gpu_ && !vendorComm_) createDevicePath();
   HETCCL_INFO(log::kInit, "rank ", rank(), " of ", size(), " ready: domain ", peers()[rank()].domain, " (",
               numDomains(), " domains), host ", peers()[rank()].hostId);
 }
@@ -138,16 +141,6 @@ void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
       throw;
     }
   }
-  if (!devicePath_) {
-    int device = peers()[rank()].deviceIndex;
-    devicePath_ = std::make_unique<DevicePath>(
-        *gpu_, device, rank(), size(), [this](std::span<const algo::CollOp> staged) { runHost(staged); },
-        [this](const std::exception& e) {
-          if (auto* err = dynamic_cast<const Error*>(&e)) return fail(*err);
-          fail(InternalError(e.what()));
-        },
-        &aborted_);
-  }
   devicePath_->enqueue(std::vector<algo::CollOp>(ops.begin(), ops.end()), stream);
 }
 
@@ -183,6 +176,17 @@ void Communicator::setUpVendorDomain() {
   vendorComm_ = vendor_->createComm(*boot_, members);
   devicePathName_ = concat(vendor_->describe(), " (single domain: every device call delegated)");
   HETCCL_INFO(log::kInit, "rank ", rank(), ": device calls go to ", devicePathName_);
+}
+
+void Communicator::createDevicePath() {
+  devicePath_ = std::make_unique<DevicePath>(
+      *gpu_, peers()[rank()].deviceIndex, rank(), size(),
+      [this](std::span<const algo::CollOp> staged) { runHost(staged); },
+      [this](const std::exception& e) {
+        if (auto* err = dynamic_cast<const Error*>(&e)) return fail(*err);
+        fail(InternalError(e.what()));
+      },
+      &aborted_);
 }
 
 bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
@@ -288,7 +292,13 @@ ReduceOp Communicator::resolveOp(int handle, DataType type) const {
 
 void Communicator::finalize() {
   if (finalized_) return;
-  if (devicePath_) devicePath_->drain();  // queued device work finishes first (or is released on failure)
+  try {
+    if (devicePath_) devicePath_->drain();  // queued device work finishes first (or is released on failure)
+  } catch (const Error& e) {
+    finalized_ = true;
+    fail(e);
+    throw;
+  }
   finalized_ = true;
   if (aborted_.load() || asyncError() != Result::Success) return;
   try {

@@ -83,6 +83,7 @@ class Communicator {
   /// Single all-GPU domain: creates the vendor communicator every device call is delegated to
   /// (logged at INFO either way: no silent fallback).
   void setUpVendorDomain();
+  void createDevicePath();
   /// True when the group's buffers are device memory; throws InvalidArgument for a mix.
   bool isDeviceGroup(std::span<const algo::CollOp> ops) const;
   void fail(const Error& e);
