@@ -1,12 +1,20 @@
 #include "comm/device_path.hpp"
 
 #include <chrono>
+#include <string>
 
+#include "core/config.hpp"
 #include "core/deadline.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 
 namespace hetccl {
+namespace {
+
+uint64_t* readyFlag(uint64_t* flags) { return flags; }
+uint64_t* doneFlag(uint64_t* flags) { return flags + 8; }  // its own cache line
+
+}  // namespace
 
 DevicePath::DevicePath(const hetcclGpuPlugin_v1_t& gpu, int device, int rank, int nranks, HostRunner runHost,
                        FailureSink onFailure, const std::atomic<bool>* abortFlag)
@@ -18,11 +26,11 @@ DevicePath::DevicePath(const hetcclGpuPlugin_v1_t& gpu, int device, int rank, in
       onFailure_(std::move(onFailure)),
       abortFlag_(abortFlag) {
   check(gpu_.setDevice(device_), "setDevice");
-  check(gpu_.streamCreate(&copyStream_), "streamCreate");
-  void* flag = nullptr;
-  check(gpu_.allocPinned(&flag, 64), "allocPinned(flag)");
-  flag_ = static_cast<uint64_t*>(flag);
-  __atomic_store_n(flag_, 0, __ATOMIC_RELEASE);
+  void* flags = nullptr;
+  check(gpu_.allocPinned(&flags, 128), "allocPinned(flags)");
+  flags_ = static_cast<uint64_t*>(flags);
+  __atomic_store_n(readyFlag(flags_), 0, __ATOMIC_RELEASE);
+  __atomic_store_n(doneFlag(flags_), 0, __ATOMIC_RELEASE);
   thread_ = std::thread([this] { worker(); });
 }
 
@@ -34,8 +42,7 @@ DevicePath::~DevicePath() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (staging_) gpu_.freePinned(staging_);
-  if (flag_) gpu_.freePinned(flag_);
-  if (copyStream_) gpu_.streamDestroy(copyStream_);
+  if (flags_) gpu_.freePinned(flags_);
 }
 
 void DevicePath::check(int rc, const char* what) const {
@@ -47,19 +54,25 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
   Work w;
   w.ops = std::move(ops);
   w.plan = StagingPlan::build(w.ops, rank_, nranks_);
-  ensureStaging(std::max<size_t>(w.plan.hostBytes, 256));  // before the user stream waits (see header)
-  check(gpu_.eventCreate(&w.inputsReady), "eventCreate");
-  try {
-    check(gpu_.eventRecord(w.inputsReady, stream), "eventRecord(user stream)");
-    std::lock_guard<std::mutex> lock(mu_);
-    w.seq = ++nextSeq_;
-    // The user stream stops here until the progress thread writes the flag (also after a failure).
-    check(gpu_.streamWaitFlag(stream, flag_, w.seq, 0), "streamWaitFlag(user stream)");
-    queue_.push_back(std::move(w));
-  } catch (...) {
-    gpu_.eventDestroy(w.inputsReady);
-    throw;
-  }
+  ensureStaging(std::max<size_t>(w.plan.hostBytes, 256));  // before any stream waits (see header)
+  char* host = static_cast<char*>(staging_);
+  std::lock_guard<std::mutex> lock(mu_);
+  w.seq = nextSeq_ + 1;
+  // Everything below only queues work on the stream. If queuing fails half-way, the stream may hold a
+  // wait this path will never satisfy: the communicator is then failed and the error returned.
+  check(gpu_.streamWaitFlag(stream, doneFlag(flags_), w.seq - 1, 0), "streamWaitFlag(previous group done)");
+  for (const auto& r : w.plan.regions)
+    if (r.copyIn)
+      check(gpu_.memcpyAsync(host + r.hostOffset, reinterpret_cast<const void*>(r.device), r.bytes, stream),
+            "memcpyAsync(device to staging)");
+  check(gpu_.streamWriteFlag(stream, readyFlag(flags_), w.seq, 0), "streamWriteFlag(inputs staged)");
+  check(gpu_.streamWaitFlag(stream, doneFlag(flags_), w.seq, 0), "streamWaitFlag(exchange done)");
+  for (const auto& r : w.plan.regions)
+    if (r.copyOut)
+      check(gpu_.memcpyAsync(reinterpret_cast<void*>(r.device), host + r.hostOffset, r.bytes, stream),
+            "memcpyAsync(staging to device)");
+  nextSeq_ = w.seq;
+  queue_.push_back(std::move(w));
   cv_.notify_all();
 }
 
@@ -68,12 +81,12 @@ void DevicePath::drain() {
   std::unique_lock<std::mutex> lock(mu_);
   if (!cv_.wait_until(lock, deadline.at(), [&] { return doneSeq_ == nextSeq_; }))
     throw TimeoutError(-1, "", concat("rank ", rank_, ": ", nextSeq_ - doneSeq_,
-                              " queued device collective(s) not finished within HETCCL_TIMEOUT (does every rank's "
-                              "stream reach its collectives?)"));
+                                      " queued device collective(s) not finished within HETCCL_TIMEOUT (does every "
+                                      "rank's stream reach its collectives?)"));
 }
 
 void DevicePath::release(uint64_t seq) {
-  __atomic_store_n(flag_, seq, __ATOMIC_RELEASE);
+  __atomic_store_n(doneFlag(flags_), seq, __ATOMIC_RELEASE);
   {
     std::lock_guard<std::mutex> lock(mu_);
     doneSeq_ = seq;
@@ -83,7 +96,7 @@ void DevicePath::release(uint64_t seq) {
 
 void DevicePath::ensureStaging(size_t bytes) {
   if (bytes <= stagingBytes_) return;
-  drain();  // the progress thread no longer touches staging_, and no user stream waits for this path
+  drain();  // no stream waits for this path any more, and the progress thread is idle
   if (staging_) gpu_.freePinned(staging_);
   staging_ = nullptr;
   stagingBytes_ = 0;
@@ -92,33 +105,21 @@ void DevicePath::ensureStaging(size_t bytes) {
   stagingBytes_ = want;
 }
 
-void DevicePath::execute(const Work& w) {
-  // Wait for the user stream to reach the call, watching for abort.
-  for (;;) {
-    int rc = gpu_.eventQuery(w.inputsReady);
-    if (rc == HETCCL_GPU_OK) break;
-    if (rc != HETCCL_GPU_ERR_NOT_READY) check(rc, "eventQuery(inputs ready)");
-    if (abortFlag_ && abortFlag_->load()) throw AbortedError("communicator aborted before a queued collective started");
-    std::this_thread::sleep_for(std::chrono::microseconds(5));
+bool DevicePath::waitReady(uint64_t seq) {
+  const Deadline deadline = Deadline::fromConfig();
+  unsigned spins = 0;
+  while (static_cast<int64_t>(__atomic_load_n(readyFlag(flags_), __ATOMIC_ACQUIRE) - seq) < 0) {
+    if (abortFlag_ && abortFlag_->load()) return false;
+    if (deadline.expired())
+      throw TimeoutError(-1, "", concat("rank ", rank_, ": the stream of a device collective did not reach it within ",
+                                        "HETCCL_TIMEOUT"));
+    if (++spins < 64) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(10));
   }
-  const StagingPlan& plan = w.plan;  // staging_ holds plan.hostBytes (enqueue made sure)
-  char* host = static_cast<char*>(staging_);
-  for (const auto& r : plan.regions)
-    if (r.copyIn)
-      check(gpu_.memcpyAsync(host + r.hostOffset, reinterpret_cast<const void*>(r.device), r.bytes, copyStream_),
-            "memcpyAsync(device to staging)");
-  check(gpu_.streamSynchronize(copyStream_), "streamSynchronize(copy in)");
-  runHost_(plan.translate(w.ops, staging_));
-  for (const auto& r : plan.regions)
-    if (r.copyOut)
-      check(gpu_.memcpyAsync(reinterpret_cast<void*>(r.device), host + r.hostOffset, r.bytes, copyStream_),
-            "memcpyAsync(staging to device)");
-  check(gpu_.streamSynchronize(copyStream_), "streamSynchronize(copy out)");
+  return true;
 }
 
 void DevicePath::worker() {
-  if (gpu_.setDevice(device_) != HETCCL_GPU_OK)
-    HETCCL_WARN(log::kEngine, "rank ", rank_, ": progress thread cannot select device ", device_, ": ", gpu_.lastError());
   bool failed = false;
   for (;;) {
     Work w;
@@ -131,16 +132,16 @@ void DevicePath::worker() {
     }
     if (!failed) {
       try {
-        execute(w);
+        if (waitReady(w.seq)) runHost_(w.plan.translate(w.ops, staging_));
+        else failed = true;  // aborted: release the stream unrun
       } catch (const std::exception& e) {
-        // The communicator already recorded a failure of the exchange; a device failure is logged here.
-        // Either way the user stream must not hang: later work is released unrun.
+        // Either way the user stream must not hang: this and later groups are released unrun (their
+        // outputs are not valid; the communicator reports the error).
         HETCCL_WARN(log::kEngine, "rank ", rank_, ": device collective failed: ", e.what());
         onFailure_(e);
         failed = true;
       }
     }
-    gpu_.eventDestroy(w.inputsReady);
     release(w.seq);
   }
 }

@@ -1,15 +1,19 @@
 // Collectives on GPU buffers with NCCL's stream semantics, through host staging.
 //
-// enqueue() returns at once: it records an event on the user's stream ("inputs ready"), makes the stream
-// wait for a host-written flag, and hands the group to this rank's progress thread. The thread waits
-// for the event, copies the device inputs into pinned staging on its own copy stream, runs the group
-// with the host engine (shm/tcp transports, host reduction), copies the outputs back, and writes the
-// flag: the user's stream continues. Nothing in the calling thread waits for the collective.
+// enqueue() returns at once. It queues on the user's stream, in order:
+//   wait until the previous group of this path is done   (doneFlag >= seq-1: staging is free again)
+//   copy the device inputs into pinned staging             (copy engines)
+//   write readyFlag = seq                                  (the host learns the inputs are staged)
+//   wait until doneFlag >= seq                             (the host finished the exchange)
+//   copy the outputs from staging back to the device
+// and hands the group to this rank's progress thread, which waits for readyFlag, runs the group with the
+// host engine (shm/tcp transports, host reduction) on the staging buffer, and writes doneFlag. Nothing
+// in the calling thread waits for the collective.
 //
-// Pinned memory is allocated and freed only in the calling thread, before the user stream is made to wait:
-// cudaHostAlloc / cudaFreeHost may synchronise the whole device, so the progress thread calling them while
-// a user stream waits for its flag deadlocks (seen on H200: every staged collective hung). Growing the
-// staging buffer therefore drains this path first (the call then blocks until earlier work is done).
+// The progress thread makes no CUDA call at all (it only reads and writes two words of pinned memory):
+// a thread that calls the runtime while a user stream waits for it can deadlock behind any
+// device-synchronising call (cudaHostAlloc, cudaFree, ...) made elsewhere in the process. Pinned memory
+// is allocated only in the calling thread, after the path is drained, so no stream waits on it then.
 //
 // This is the cross-domain path of this build for every layout (no vendor path is used between ranks).
 // It is not pipelined yet: the copy-in, the exchange and the copy-out of one group run one after the
@@ -36,7 +40,7 @@ class DevicePath {
  public:
   /// Runs a translated (host-memory) group; throws on failure (the communicator records it).
   using HostRunner = std::function<void(std::span<const algo::CollOp>)>;
-  /// Told about a failure of the device side (copies, events); the communicator makes it sticky.
+  /// Told about a failure the host runner did not report itself; the communicator makes it sticky.
   using FailureSink = std::function<void(const std::exception&)>;
 
   DevicePath(const hetcclGpuPlugin_v1_t& gpu, int device, int rank, int nranks, HostRunner runHost,
@@ -58,12 +62,12 @@ class DevicePath {
   struct Work {
     std::vector<algo::CollOp> ops;
     StagingPlan plan;
-    void* inputsReady = nullptr;  // event on the user stream
     uint64_t seq = 0;
   };
   void worker();
-  void execute(const Work& w);
-  void release(uint64_t seq);  // lets the user stream past the work numbered seq
+  /// Waits (polling pinned memory, no CUDA call) until the stream has staged the inputs of `seq`.
+  bool waitReady(uint64_t seq);
+  void release(uint64_t seq);        // doneFlag = seq: the user stream copies the outputs back
   void ensureStaging(size_t bytes);  // calling thread only: drains, then reallocates
   void check(int rc, const char* what) const;
 
@@ -72,9 +76,8 @@ class DevicePath {
   HostRunner runHost_;
   FailureSink onFailure_;
   const std::atomic<bool>* abortFlag_;
-  void* copyStream_ = nullptr;
-  uint64_t* flag_ = nullptr;  // pinned; the user stream waits for it
-  void* staging_ = nullptr;   // pinned; replaced only while the queue is drained
+  uint64_t* flags_ = nullptr;  // pinned: [0] readyFlag (written by streams), [8] doneFlag (written by the host)
+  void* staging_ = nullptr;    // pinned; replaced only while the queue is drained
   size_t stagingBytes_ = 0;
 
   std::mutex mu_;

@@ -60,14 +60,16 @@ StagingPlan StagingPlan::build(std::span<const algo::CollOp> ops, int rank, int 
     uintptr_t end = acc[i].end;
     bool read = false, written = false, allFull = true;
     size_t j = i;
-    for (; j < acc.size() && acc[j].begin < end + 1; ++j) {  // overlapping or touching ranges merge
+    // Only overlapping ranges merge: two buffers that merely touch may be separate allocations, and a
+    // copy must never span two allocations.
+    for (; j < acc.size() && acc[j].begin < end; ++j) {
       end = std::max(end, acc[j].end);
       read |= acc[j].read;
       written |= acc[j].written;
       if (acc[j].written && !acc[j].fullyWritten) allFull = false;
     }
-    // A region must come in unless every byte of it is overwritten: written ranges alone, all full, and
-    // they cover the region without gaps (true when only written ranges merged, as they are contiguous).
+    // A region must come in unless every byte of it is overwritten: written ranges alone, all full (they
+    // overlap one another, so they cover the region without gaps).
     bool onlyFullWrites = !read && allFull;
     r.bytes = end - r.device;
     r.copyIn = !onlyFullWrites;
