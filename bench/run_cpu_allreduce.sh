@@ -5,7 +5,7 @@
 # Writes bench/results/cpu_allreduce_<date>.md (+ the raw outputs in cpu_allreduce_<date>_raw/).
 #
 # Environment: BUILD_DIR (default <repo>/build-bench; configured and built here, Release, -j2),
-#              RUNS (3), ITERS (20), WARMUP (5), MIN_BYTES (1K), MAX_BYTES (256M).
+#              RUNS (3), ITERS (20), WARMUP (5), MIN_BYTES (1K), MAX_BYTES (256M), FACTOR (2: size step).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,20 +15,22 @@ ITERS=${ITERS:-20}
 WARMUP=${WARMUP:-5}
 MIN_BYTES=${MIN_BYTES:-1K}
 MAX_BYTES=${MAX_BYTES:-256M}
+FACTOR=${FACTOR:-2}
 STAMP=$(date +%Y-%m-%d_%H%M)
 OUT_MD=$REPO/bench/results/cpu_allreduce_$STAMP.md
 RAW=$REPO/bench/results/cpu_allreduce_${STAMP}_raw
 mkdir -p "$RAW"
 
 echo "== building in $BUILD_DIR"
-cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHETCCL_BUILD_BENCH=ON >/dev/null
+cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHETCCL_BUILD_BENCH=ON -DHETCCL_BUILD_TESTS=OFF \
+  -DHETCCL_BUILD_CUDA=OFF >/dev/null
 ninja -C "$BUILD_DIR" -j2 hetccl-perf hetccl-run mpi_allreduce gloo_allreduce >/dev/null
 
 PERF=$BUILD_DIR/tools/hetccl-perf
 RUN=$BUILD_DIR/tools/hetccl-run
 MPI_BENCH=$BUILD_DIR/bench/mpi_allreduce
 GLOO_BENCH=$BUILD_DIR/bench/gloo_allreduce
-SWEEP="-b $MIN_BYTES -e $MAX_BYTES -f 2 -n $ITERS -w $WARMUP -c 1"
+SWEEP="-b $MIN_BYTES -e $MAX_BYTES -f $FACTOR -n $ITERS -w $WARMUP -c 1"
 MPIRUN_FLAGS="--bind-to none"
 [ "$(id -u)" = 0 ] && MPIRUN_FLAGS="$MPIRUN_FLAGS --allow-run-as-root"
 
