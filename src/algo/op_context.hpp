@@ -2,6 +2,8 @@
 // plus small helpers shared by the algorithms (ranges, chunking, loading a rank's contribution).
 #pragma once
 
+#include <algorithm>
+
 #include <cstddef>
 #include <vector>
 
@@ -29,7 +31,13 @@ struct OpContext {
   /// Location of element `elem` of `base`.
   Location at(Location base, size_t elem) const { return base + elem * elemSize; }
   uint64_t bytes(size_t elems) const { return elems * elemSize; }
-  size_t chunkElems() const { return tuning.chunkElems(elemSize); }
+  /// Pipeline chunk: HETCCL_CHUNK_BYTES for large operations; mid-size ones (below 8 chunks) use
+  /// smaller chunks, down to 64 KiB, so that they still pipeline.
+  size_t chunkElems() const {
+    const size_t total = op.count * elemSize;
+    const size_t bytes = std::min(std::max<size_t>(total / 8, size_t{64} << 10), tuning.chunkBytes);
+    return std::max<size_t>(1, bytes / elemSize);
+  }
 
   /// Puts this rank's contribution to a reduction at dst: dst = src scaled by the PreMulSum scalar,
   /// or a plain copy for the other operators. Every contribution is scaled exactly once, here.
