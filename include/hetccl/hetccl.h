@@ -38,6 +38,15 @@ extern "C" {
 /** Encoded as NCCL does: major*10000 + minor*100 + patch. */
 #define HETCCL_VERSION_CODE (HETCCL_MAJOR * 10000 + HETCCL_MINOR * 100 + HETCCL_PATCH)
 
+/* In C++ the enums get int as their fixed underlying type, so any int a C caller passes is a valid
+ * value of the enum (hetccl then rejects unknown ones with hetcclInvalidArgument). Same size and values
+ * in C and C++. */
+#if defined(__cplusplus)
+#define HETCCL_ENUM_INT : int
+#else
+#define HETCCL_ENUM_INT
+#endif
+
 /** Opaque communicator. */
 typedef struct hetcclComm* hetcclComm_t;
 /** Stream handle (cudaStream_t / hipStream_t); ignored for host buffers. */
@@ -51,7 +60,7 @@ typedef struct {
 } hetcclUniqueId;
 
 /** Result codes (values of ncclResult_t). */
-typedef enum {
+typedef enum HETCCL_ENUM_INT {
   hetcclSuccess = 0,
   hetcclUnhandledCudaError = 1,
   hetcclSystemError = 2,
@@ -64,7 +73,7 @@ typedef enum {
 } hetcclResult_t;
 
 /** Element types (values of ncclDataType_t). */
-typedef enum {
+typedef enum HETCCL_ENUM_INT {
   hetcclInt8 = 0, hetcclChar = 0,
   hetcclUint8 = 1,
   hetcclInt32 = 2, hetcclInt = 2,
@@ -80,7 +89,7 @@ typedef enum {
 
 /** Reduction operators (values of ncclRedOp_t). Values >= hetcclNumOps come from
  *  hetcclRedOpCreatePreMulSum. Avg divides the sum by the number of ranks (integers: truncating). */
-typedef enum {
+typedef enum HETCCL_ENUM_INT {
   hetcclSum = 0,
   hetcclProd = 1,
   hetcclMax = 2,
@@ -91,7 +100,7 @@ typedef enum {
 } hetcclRedOp_t;
 
 /** Where the PreMulSum scalar lives (ncclScalarResidence_t). */
-typedef enum { hetcclScalarDevice = 0, hetcclScalarHostImmediate = 1 } hetcclScalarResidence_t;
+typedef enum HETCCL_ENUM_INT { hetcclScalarDevice = 0, hetcclScalarHostImmediate = 1 } hetcclScalarResidence_t;
 
 #define HETCCL_CONFIG_UNDEF_INT INT32_MIN
 #define HETCCL_SPLIT_NOCOLOR -1

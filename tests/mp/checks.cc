@@ -9,6 +9,11 @@ namespace {
 const char* kTypeNames[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64", "bfloat16"};
 const char* kOpNames[] = {"sum", "prod", "max", "min", "avg", "premulsum"};
 
+// memcpy that accepts empty (null) buffers.
+void copyBytes(void* dst, const void* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+}
+
 }  // namespace
 
 hetcclDataType_t parseType(const std::string& name) {
@@ -101,9 +106,9 @@ void Checker::allGather(hetcclDataType_t t, size_t count, bool inPlace) {
   for (int r = 0; r < n_; ++r) {
     Bytes block(count * es);
     fillInput(block, t, hetcclSum, r, 0, count);
-    std::memcpy(want.data() + r * count * es, block.data(), block.size());
+    copyBytes(want.data() + r * count * es, block.data(), block.size());
   }
-  if (inPlace) std::memcpy(out.data() + rank_ * count * es, in.data(), in.size());
+  if (inPlace) copyBytes(out.data() + rank_ * count * es, in.data(), in.size());
   const void* src = inPlace ? static_cast<char*>(space_.place(out)) + rank_ * count * es : space_.place(in);
   HETCCL_CHECK(hetcclAllGather(src, space_.place(out), count, t, comm_, space_.stream()), comm_);
   space_.finish();
@@ -128,7 +133,7 @@ void Checker::allToAll(hetcclDataType_t t, size_t count) {
   for (int p = 0; p < n_; ++p) {
     Bytes block(count * es);
     fillInput(block, t, hetcclSum, p, rank_ * count, count);
-    std::memcpy(want.data() + p * count * es, block.data(), block.size());
+    copyBytes(want.data() + p * count * es, block.data(), block.size());
   }
   HETCCL_CHECK(hetcclAlltoAll(space_.place(in), space_.place(out), count, t, comm_, space_.stream()), comm_);
   space_.finish();
@@ -151,7 +156,7 @@ void Checker::allToAllv(hetcclDataType_t t, size_t count) {
     for (int q = 0; q < rank_; ++q) theirDispl += cnt(p, q);
     Bytes block(rc[p] * es);
     fillInput(block, t, hetcclSum, p, theirDispl, rc[p]);
-    std::memcpy(want.data() + rd[p] * es, block.data(), block.size());
+    copyBytes(want.data() + rd[p] * es, block.data(), block.size());
   }
   HETCCL_CHECK(hetcclAlltoAllv(space_.place(in), sc.data(), sd.data(), space_.place(out), rc.data(), rd.data(), t, comm_, space_.stream()),
                comm_);
@@ -185,7 +190,7 @@ void Checker::fusedGroup(hetcclDataType_t t, size_t count) {
   for (int r = 0; r < n_; ++r) {
     Bytes block(count * es);
     fillInput(block, t, hetcclSum, r, 0, count);
-    std::memcpy(agWant.data() + r * count * es, block.data(), block.size());
+    copyBytes(agWant.data() + r * count * es, block.data(), block.size());
   }
   fillInput(p2pWant, t, hetcclSum, left, 0, count);
   HETCCL_CHECK(hetcclGroupStart(), comm_);
