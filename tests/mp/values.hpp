@@ -16,8 +16,12 @@ namespace hetccl::test {
 inline int64_t inputValue(int r, uint64_t i, hetcclRedOp_t op, bool isUnsigned) {
   uint64_t h = static_cast<uint64_t>(r) * 131 + i * 7;
   if (op == hetcclProd) {
-    static const int64_t kSigned[5] = {1, 2, 1, -1, 1}, kUnsigned[5] = {1, 2, 1, 3, 1};
-    return (isUnsigned ? kUnsigned : kSigned)[h % 5];
+    // Two declarations and a pointer: g++ 12 with -fsanitize=address miscompiles the indexing of a
+    // conditional expression between two arrays declared together (seen: wrong element at -O0).
+    static const int64_t kSigned[5] = {1, 2, 1, -1, 1};
+    static const int64_t kUnsigned[5] = {1, 2, 1, 3, 1};
+    const int64_t* table = isUnsigned ? kUnsigned : kSigned;
+    return table[h % 5];
   }
   return isUnsigned ? static_cast<int64_t>(h % 9) : static_cast<int64_t>(h % 9) - 4;
 }
