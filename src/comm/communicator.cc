@@ -14,6 +14,7 @@
 #include "core/log.hpp"
 #include "device/loader.hpp"
 #include "engine/run_group.hpp"
+#include "stream_exec/stream_executor.hpp"
 
 namespace hetccl {
 namespace {
@@ -69,9 +70,9 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
   tuning_ = algo::Tuning::fromConfig();
   checkCalls_ = config().boolean("HETCCL_CHECK_CALLS");
   setUpVendorDomain();
-  // A GPU rank whose device calls are not delegated stages them: set the path up now, because its
-  // pinned allocations may synchronise the device, which must not happen inside a later call.
-  if (gpu_ && !vendorComm_) createDevicePath();
+  // Device calls that are not delegated get their path now, because its pinned allocations may
+  // synchronise the device, which must not happen inside a later call.
+  if (!vendorComm_) createDevicePath();
   HETCCL_INFO(log::kInit, "rank ", rank(), " of ", size(), " ready: domain ", peers()[rank()].domain, " (",
               numDomains(), " domains), host ", peers()[rank()].hostId);
 }
@@ -141,6 +142,17 @@ void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
       throw;
     }
   }
+  if (streamExec_) {
+    if (checkCalls_) checkCallsAgree(*boot_, ops);  // before anything is queued: the communicator stays usable
+    try {
+      return streamExec_->enqueue(ops, stream);
+    } catch (const InvalidArgument&) {
+      throw;  // rejected by the planner: nothing queued
+    } catch (const Error& e) {
+      fail(e);
+      throw;
+    }
+  }
   devicePath_->enqueue(std::vector<algo::CollOp>(ops.begin(), ops.end()), stream);
 }
 
@@ -179,14 +191,39 @@ void Communicator::setUpVendorDomain() {
 }
 
 void Communicator::createDevicePath() {
+  bool anyGpu = false;
+  for (const PeerInfo& p : peers()) anyGpu = anyGpu || p.deviceKind == DeviceKind::Cuda;
+  if (!anyGpu) return;
+  const std::string mode = config().str("HETCCL_GPU_EXEC");
+  if (mode != "auto" && mode != "staged")
+    throw InvalidArgument(concat("HETCCL_GPU_EXEC='", mode, "' is not one of auto, staged"));
+  // The stream pipeline needs every rank to run it (its rings speak only to rings): a GPU rank, on this
+  // host, willing. Every rank takes the same decision from the same table.
+  int32_t willing = gpu_ && mode == "auto" && size() > 1 ? 1 : 0;
+  std::vector<int32_t> all(size());
+  all[rank()] = willing;
+  boot_->allGather(all.data(), sizeof(int32_t));
+  bool pipeline = true;
+  for (int r = 0; r < size(); ++r)
+    pipeline = pipeline && all[r] && peers()[r].hostId == peers()[rank()].hostId;
+  if (!gpu_) return;  // a CPU rank: its calls never have device buffers
+  auto onFailure = [this](const std::exception& e) {
+    if (auto* err = dynamic_cast<const Error*>(&e)) return fail(*err);
+    fail(InternalError(e.what()));
+  };
+  if (pipeline) {
+    streamExec_ = std::make_unique<stream_exec::StreamExecutor>(
+        *gpu_, peers()[rank()].deviceIndex, *boot_, topology_, onFailure,
+        [b = boot_.get()] {
+          if (auto f = b->failure()) throw *f;
+        },
+        &aborted_);
+    devicePathName_ = stream_exec::StreamExecutor::describe();
+    return;
+  }
   devicePath_ = std::make_unique<DevicePath>(
       *gpu_, peers()[rank()].deviceIndex, rank(), size(),
-      [this](std::span<const algo::CollOp> staged) { runHost(staged); },
-      [this](const std::exception& e) {
-        if (auto* err = dynamic_cast<const Error*>(&e)) return fail(*err);
-        fail(InternalError(e.what()));
-      },
-      &aborted_);
+      [this](std::span<const algo::CollOp> staged) { runHost(staged); }, onFailure, &aborted_);
 }
 
 bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
@@ -293,7 +330,9 @@ ReduceOp Communicator::resolveOp(int handle, DataType type) const {
 void Communicator::finalize() {
   if (finalized_) return;
   try {
-    if (devicePath_) devicePath_->drain();  // queued device work finishes first (or is released on failure)
+    // Queued device work finishes first (or is released on failure).
+    if (devicePath_) devicePath_->drain();
+    if (streamExec_) streamExec_->drain();
   } catch (const Error& e) {
     finalized_ = true;
     fail(e);

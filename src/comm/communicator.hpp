@@ -23,6 +23,9 @@ namespace hetccl {
 
 class LinkSet;
 class DevicePath;
+namespace stream_exec {
+class StreamExecutor;
+}
 
 /// Options of hetcclConfig_t the communicator uses.
 struct CommOptions {
@@ -44,7 +47,7 @@ class Communicator {
   const std::vector<PeerInfo>& peers() const { return boot_->peers(); }
   const algo::Topology& topology() const { return topology_; }
   std::string_view transportTo(int peer) const;
-  /// How device-buffer calls run: "NCCL ... (single domain)" or "host staging".
+  /// How device-buffer calls run: "NCCL ... (single domain)", the stream pipeline, or "host staging".
   const std::string& devicePathName() const { return devicePathName_; }
 
   /// Checks one operation against this communicator (root/peer range, buffers, counts that overflow,
@@ -83,6 +86,9 @@ class Communicator {
   /// Single all-GPU domain: creates the vendor communicator every device call is delegated to
   /// (logged at INFO either way: no silent fallback).
   void setUpVendorDomain();
+  /// Every rank (collective when any rank has a GPU and calls are not delegated): GPU ranks get the
+  /// stream pipeline when every rank is a GPU rank on one host and HETCCL_GPU_EXEC allows it, else
+  /// host staging (DevicePath).
   void createDevicePath();
   /// True when the group's buffers are device memory; throws InvalidArgument for a mix.
   bool isDeviceGroup(std::span<const algo::CollOp> ops) const;
@@ -111,7 +117,8 @@ class Communicator {
   uint32_t splitCount_ = 0;
   bool checkCalls_ = false;  // HETCCL_CHECK_CALLS
   const hetcclGpuPlugin_v1_t* gpu_ = nullptr;  // loaded CUDA runtime plugin, when this rank has a GPU
-  std::unique_ptr<DevicePath> devicePath_;      // created on the first device-buffer call
+  std::unique_ptr<DevicePath> devicePath_;      // host staging of device calls, or...
+  std::unique_ptr<stream_exec::StreamExecutor> streamExec_;  // ...the stream pipeline (GPU ranks of one host)
   domain::VendorCcl* vendor_ = nullptr;         // single all-GPU domain: its vendor library...
   std::unique_ptr<domain::DomainComm> vendorComm_;  // ...and communicator over every rank
   std::string devicePathName_ = "host staging";

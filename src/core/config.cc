@@ -41,10 +41,16 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_CHUNK_BYTES", "", "512K", "pipeline chunk of the engine (bytes)"},
     ConfigVar{"HETCCL_ALGO", "NCCL_ALGO", "auto", "force an algorithm: auto, ring, tree, rd (recursive doubling), hier"},
     ConfigVar{"HETCCL_SMALL_BYTES", "", "64K", "messages up to this size use latency-bound algorithms (tree / recursive doubling)"},
+    ConfigVar{"HETCCL_GPU_EXEC", "", "auto",
+              "device calls between GPU ranks of one host: auto (stream pipeline when every rank qualifies), staged (host engine)"},
+    ConfigVar{"HETCCL_GPU_CHUNK_BYTES", "", "4M", "pipeline chunk of the stream pipeline between GPU ranks (bytes)"},
+    ConfigVar{"HETCCL_GPU_SLOTS", "", "8", "slots per pinned shared-memory ring of the stream pipeline (one ring per peer and direction)"},
     ConfigVar{"HETCCL_CUDA_PLUGIN", "", "",
               "path of libhetccl-cuda.so (default: next to libhetccl.so, then the dynamic loader's search path)"},
     ConfigVar{"HETCCL_NCCL_LIB", "", "",
               "path of the real NCCL library for collectives inside a domain (default: search; pip wheels: .../nvidia/nccl/lib/libnccl.so.2)"},
+    ConfigVar{"HETCCL_NCCL_VERSION", "", "2.28.9",
+              "version the drop-in libnccl.so.2 / librccl.so reports (ncclGetVersion): X.Y.Z or a code like 22809; at least the NCCL the application was built against"},
 };
 static_assert(kVariables.size() <= 64, "grow Config::entries_");
 

@@ -233,19 +233,24 @@ std::string CollCase::describe() const {
 std::string runCollCase(const CollCase& c) {
   const int n = static_cast<int>(c.layout.domainOf.size());
   MemWorld world(n, c.eagerBytes);
-  std::vector<RankBuffers> bufs(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) bufs[r] = prepare(c, r);
   algo::Tuning tuning;
   tuning.algo = c.algo;
   tuning.chunkBytes = c.chunkBytes;
   tuning.smallBytes = 1024;
-  auto errors = runRanks(n, [&](int r) {
+  return runCollCaseWith(c, [&](int r, std::span<const CollOp> group) {
     auto links = world.linksFor(r);
     engine::ExecContext ctx;
     ctx.timeoutMs = 10'000;
     algo::Topology topo{r, n, c.layout.domainOf};
-    engine::runGroup(topo, bufs[r].group, *links, ctx, tuning);
+    engine::runGroup(topo, group, *links, ctx, tuning);
   });
+}
+
+std::string runCollCaseWith(const CollCase& c, const GroupRunner& runGroup) {
+  const int n = static_cast<int>(c.layout.domainOf.size());
+  std::vector<RankBuffers> bufs(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) bufs[r] = prepare(c, r);
+  auto errors = runRanks(n, [&](int r) { runGroup(r, bufs[r].group); });
   for (int r = 0; r < n; ++r) {
     if (!errors[r]) continue;
     try {

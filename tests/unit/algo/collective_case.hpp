@@ -3,6 +3,8 @@
 // reference computed here. Checks every rank's output bytes and that nothing past the output was written.
 #pragma once
 
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,5 +35,10 @@ struct CollCase {
 /// Runs the case; returns "" when every rank's output is exact, else a description of the first mismatch
 /// (or of the exception a rank threw).
 std::string runCollCase(const CollCase& c);
+
+/// Runs one rank's group (called on one thread per rank, all at once); throws on failure.
+using GroupRunner = std::function<void(int rank, std::span<const algo::CollOp> group)>;
+/// The same case and checks with another executor in place of the mem transport + host engine.
+std::string runCollCaseWith(const CollCase& c, const GroupRunner& runGroup);
 
 }  // namespace hetccl::test

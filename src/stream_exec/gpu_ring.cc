@@ -1,0 +1,130 @@
+#include "stream_exec/gpu_ring.hpp"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace hetccl::stream_exec {
+namespace {
+
+using transport::shm::ShmSegment;
+
+constexpr size_t kPageBytes = 4096;
+
+size_t dataOffset() { return (sizeof(GpuRingHeader) + kPageBytes - 1) / kPageBytes * kPageBytes; }
+
+/// What every rank publishes: the random part of the names of the rings it receives on.
+struct NameTag {
+  char hex[33];
+};
+
+NameTag randomTag() {
+  unsigned char raw[16];
+  size_t got = 0;
+  while (got < sizeof raw) {
+    const ssize_t n = ::getrandom(raw + got, sizeof raw - got, 0);
+    if (n < 0 && errno != EINTR) throw SystemError::fromErrno("getrandom for the GPU ring names", errno);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  NameTag tag{};
+  for (size_t i = 0; i < sizeof raw; ++i) std::snprintf(tag.hex + 2 * i, 3, "%02x", raw[i]);
+  return tag;
+}
+
+bool validTag(const NameTag& t) {
+  for (size_t i = 0; i < 32; ++i)
+    if (!((t.hex[i] >= '0' && t.hex[i] <= '9') || (t.hex[i] >= 'a' && t.hex[i] <= 'f'))) return false;
+  return t.hex[32] == '\0';
+}
+
+std::string ringName(const NameTag& receiverTag, int from, int to) {
+  return concat("/hetccl-gpu-", receiverTag.hex, "-", from, "-", to);
+}
+
+ShmSegment createRing(const std::string& name, int from, int to, uint32_t slots, uint64_t slotBytes) {
+  const size_t total = dataOffset() + size_t{slots} * slotBytes;
+  ShmSegment seg = ShmSegment::create(name, total);
+  auto* h = new (seg.data()) GpuRingHeader{};
+  h->version = kGpuRingVersion;
+  h->slots = slots;
+  h->slotBytes = slotBytes;
+  h->totalBytes = total;
+  h->fromRank = from;
+  h->toRank = to;
+  h->published = 0;
+  h->consumed = 0;
+  h->magic.store(kGpuRingMagic, std::memory_order_release);
+  return seg;
+}
+
+ShmSegment openRing(const std::string& name, const PeerInfo& peer, int self) {
+  std::optional<ShmSegment> seg = ShmSegment::tryOpen(name, sizeof(GpuRingHeader));
+  ShmSegment::unlink(name);
+  auto bad = [&](const std::string& why) {
+    return PeerError(peer.rank, peer.hostId, concat("GPU ring from rank ", peer.rank, ": segment ", name, " ", why));
+  };
+  if (!seg) throw bad("does not exist (did that rank fail while creating it?)");
+  const auto* h = static_cast<const GpuRingHeader*>(seg->data());
+  if (h->magic.load(std::memory_order_acquire) != kGpuRingMagic || h->version != kGpuRingVersion)
+    throw bad("has a bad magic or version");
+  if (h->slots == 0 || h->slotBytes == 0 || h->slotBytes % 64 != 0 ||
+      h->totalBytes != dataOffset() + size_t{h->slots} * h->slotBytes || h->totalBytes != seg->size())
+    throw bad(concat("has a bad geometry (", h->slots, " x ", h->slotBytes, " bytes in ", seg->size(), ")"));
+  if (h->fromRank != peer.rank || h->toRank != self) throw bad(concat("is for ranks ", h->fromRank, "->", h->toRank));
+  return std::move(*seg);
+}
+
+}  // namespace
+
+GpuRing::GpuRing(ShmSegment segment, const hetcclGpuPlugin_v1_t& gpu) : segment_(std::move(segment)), gpu_(gpu) {
+  if (gpu_.hostRegister(segment_.data(), segment_.size()) != HETCCL_GPU_OK)
+    throw Error(Result::UnhandledCudaError, concat("registering GPU ring ", segment_.name(), " (", segment_.size(),
+                                                   " bytes) with ", gpu_.name, ": ", gpu_.lastError()));
+  data_ = static_cast<char*>(segment_.data()) + dataOffset();
+}
+
+GpuRing::~GpuRing() {
+  if (segment_.data() && gpu_.hostUnregister(segment_.data()) != HETCCL_GPU_OK)
+    HETCCL_WARN(log::kShm, "unregistering GPU ring ", segment_.name(), ": ", gpu_.lastError());
+}
+
+GpuRingSet GpuRingSet::build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_v1_t& gpu, uint32_t slots,
+                             uint64_t slotBytes) {
+  const int n = boot.size(), self = boot.rank();
+  if (slots == 0 || slotBytes == 0 || slotBytes % 64 != 0)
+    throw InvalidArgument(concat("GPU ring geometry ", slots, " x ", slotBytes, " bytes is invalid"));
+  std::vector<NameTag> tags(n);
+  tags[self] = randomTag();
+  boot.allGather(tags.data(), sizeof(NameTag));
+  for (int p = 0; p < n; ++p)
+    if (!validTag(tags[p]))
+      throw PeerError(p, boot.peers()[p].hostId, concat("rank ", p, " published a malformed GPU ring name"));
+
+  GpuRingSet set;
+  set.out.resize(n);
+  set.in.resize(n);
+  std::vector<std::string> created;
+  try {
+    for (int p = 0; p < n; ++p) {
+      if (p == self) continue;
+      created.push_back(ringName(tags[p], self, p));
+      set.out[p] = std::make_unique<GpuRing>(createRing(created.back(), self, p, slots, slotBytes), gpu);
+    }
+    boot.barrier();  // every ring exists
+    for (int p = 0; p < n; ++p)
+      if (p != self) set.in[p] = std::make_unique<GpuRing>(openRing(ringName(tags[self], p, self), boot.peers()[p], self), gpu);
+  } catch (...) {
+    for (const std::string& name : created) ShmSegment::unlink(name);  // a receiver that never came
+    throw;
+  }
+  HETCCL_INFO(log::kShm, "rank ", self, ": GPU rings to ", n - 1, " peers, ", slots, " x ", slotBytes, " bytes each way");
+  return set;
+}
+
+}  // namespace hetccl::stream_exec

@@ -1,0 +1,318 @@
+#include "sim_gpu.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/error.hpp"
+#include "device/host/reduce.hpp"
+
+namespace hetccl::test::sim {
+namespace {
+
+struct Event {
+  std::atomic<uint64_t> recorded{0};   // records made (enqueue side)
+  std::atomic<uint64_t> completed{0};  // latest record the device reached
+};
+
+struct Op {
+  enum Kind { Copy, Set, WaitFlag, WriteFlag, Record, WaitEvent, Reduce, Scale, Divide } kind;
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t n = 0;  // bytes (Copy, Set) or elements (kernels)
+  uint64_t value = 0;
+  Event* event = nullptr;
+  int type = 0, op = 0;
+  unsigned char scalar[8] = {};
+};
+
+struct Stream {
+  std::deque<Op> ops;
+};
+
+thread_local std::string tLastError;
+
+int failWith(const char* what) {
+  tLastError = what;
+  return HETCCL_GPU_ERR_ARGUMENT;
+}
+
+class Device {
+ public:
+  Device() : worker_([this] { loop(); }) { worker_.detach(); }  // lives as long as the process
+
+  Stream* stream(void* s) { return s ? static_cast<Stream*>(s) : &legacy_; }
+  void push(void* s, Op op) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stream(s)->ops.push_back(op);
+    }
+    cv_.notify_all();
+  }
+  Stream* newStream() {
+    auto s = std::make_unique<Stream>();
+    Stream* raw = s.get();
+    std::lock_guard<std::mutex> lock(mu_);
+    owned_[raw] = std::move(s);
+    return raw;
+  }
+  void destroy(Stream* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    owned_.erase(s);
+  }
+  bool idle(void* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stream(s)->ops.empty();
+  }
+  std::string dump() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string out;
+    auto one = [&](const char* name, Stream& s) {
+      if (s.ops.empty()) return;
+      const Op& h = s.ops.front();
+      out += concat(name, ": ", s.ops.size(), " ops, head kind ", int(h.kind), " value ", h.value);
+      if (h.kind == Op::WaitFlag) out += concat(" flag now ", *static_cast<const uint64_t*>(h.src));
+      if (h.kind == Op::WaitEvent) out += concat(" event completed ", h.event->completed.load());
+      out += "\n";
+    };
+    one("legacy", legacy_);
+    for (auto& [raw, s] : owned_) one(concat((void*)raw).c_str(), *s);
+    return out;
+  }
+  size_t pending() {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t n = legacy_.ops.size();
+    for (auto& [raw, s] : owned_) n += s->ops.size();
+    return n;
+  }
+  void synchronize(void* s) {
+    while (!idle(s)) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+
+  std::atomic<int> failMemcpyIn{0};
+  std::mutex memMu;
+  std::map<uintptr_t, size_t> deviceRanges;
+
+ private:
+  static bool runnable(const Op& op) {
+    switch (op.kind) {
+      case Op::WaitFlag:
+        return static_cast<int64_t>(__atomic_load_n(static_cast<const uint64_t*>(op.src), __ATOMIC_ACQUIRE) - op.value) >= 0;
+      case Op::WaitEvent: return op.event->completed.load() >= op.value;
+      default: return true;
+    }
+  }
+  static void execute(const Op& op) {
+    const auto type = static_cast<DataType>(op.type);
+    switch (op.kind) {
+      case Op::Copy: std::memmove(op.dst, op.src, op.n); break;
+      case Op::Set: std::memset(op.dst, static_cast<int>(op.value), op.n); break;
+      case Op::WriteFlag: __atomic_store_n(static_cast<uint64_t*>(op.dst), op.value, __ATOMIC_RELEASE); break;
+      case Op::Record: op.event->completed.store(op.value); break;
+      case Op::Reduce: device::hostReduceFn(type, static_cast<RedOpKind>(op.op))(op.dst, op.src, op.n); break;
+      case Op::Scale: device::hostScale(op.dst, op.src, op.n, type, op.scalar); break;
+      case Op::Divide: device::hostDivide(op.dst, op.n, type, op.value); break;
+      default: break;  // waits: nothing to do once runnable
+    }
+  }
+  bool drainOne(Stream& s) {
+    bool progressed = false;
+    while (!s.ops.empty() && runnable(s.ops.front())) {
+      execute(s.ops.front());
+      s.ops.pop_front();
+      progressed = true;
+    }
+    return progressed;
+  }
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      bool progressed = drainOne(legacy_);
+      for (auto& [raw, s] : owned_) progressed = drainOne(*s) || progressed;
+      // Flags may change from the host (or other threads) without a notification: poll.
+      if (!progressed) cv_.wait_for(lock, std::chrono::microseconds(200));
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Stream legacy_;
+  std::map<Stream*, std::unique_ptr<Stream>> owned_;
+  std::thread worker_;
+};
+
+Device& dev() {
+  static Device* d = new Device;  // never destroyed: its thread runs until exit
+  return *d;
+}
+
+Event* asEvent(void* e) { return static_cast<Event*>(e); }
+
+// The plugin functions.
+int init(hetcclGpuLogger_v1_t) { return HETCCL_GPU_OK; }
+const char* lastError() { return tLastError.c_str(); }
+int versions(int* r, int* d) { *r = *d = 0; return HETCCL_GPU_OK; }
+int deviceCount(int* c) { *c = 1; return HETCCL_GPU_OK; }
+int getDevice(int* d) { *d = 0; return HETCCL_GPU_OK; }
+int setDevice(int d) { return d == 0 ? HETCCL_GPU_OK : failWith("setDevice: no such device"); }
+int allocDevice(void** p, size_t bytes) {
+  if (!p || !bytes) return failWith("allocDevice: bad argument");
+  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  std::memset(*p, 0xEE, bytes);
+  std::lock_guard<std::mutex> lock(dev().memMu);
+  dev().deviceRanges[reinterpret_cast<uintptr_t>(*p)] = bytes;
+  return HETCCL_GPU_OK;
+}
+int freeDevice(void* p) {
+  {
+    std::lock_guard<std::mutex> lock(dev().memMu);
+    if (!dev().deviceRanges.erase(reinterpret_cast<uintptr_t>(p))) return failWith("freeDevice: unknown pointer");
+  }
+  std::free(p);
+  return HETCCL_GPU_OK;
+}
+int allocPinned(void** p, size_t bytes) {
+  *p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  std::memset(*p, 0, bytes);
+  return HETCCL_GPU_OK;
+}
+int freePinned(void* p) { std::free(p); return HETCCL_GPU_OK; }
+int hostRegister(void* p, size_t) { return p ? HETCCL_GPU_OK : failWith("hostRegister: null"); }
+int hostUnregister(void* p) { return p ? HETCCL_GPU_OK : failWith("hostUnregister: null"); }
+int pointerQuery(const void* p, int* memType, int* device) {
+  std::lock_guard<std::mutex> lock(dev().memMu);
+  auto it = dev().deviceRanges.upper_bound(reinterpret_cast<uintptr_t>(p));
+  const bool inDevice = it != dev().deviceRanges.begin() &&
+                        reinterpret_cast<uintptr_t>(p) < std::prev(it)->first + std::prev(it)->second;
+  *memType = inDevice ? HETCCL_GPU_MEM_DEVICE : HETCCL_GPU_MEM_HOST;
+  *device = inDevice ? 0 : -1;
+  return HETCCL_GPU_OK;
+}
+int streamCreate(void** s) { *s = dev().newStream(); return HETCCL_GPU_OK; }
+int streamDestroy(void* s) { dev().destroy(static_cast<Stream*>(s)); return HETCCL_GPU_OK; }
+int streamSynchronize(void* s) { dev().synchronize(s); return HETCCL_GPU_OK; }
+int streamQuery(void* s) { return dev().idle(s) ? HETCCL_GPU_OK : HETCCL_GPU_ERR_NOT_READY; }
+int eventCreate(void** e) { *e = new Event; return HETCCL_GPU_OK; }
+int eventDestroy(void* e) { delete asEvent(e); return HETCCL_GPU_OK; }
+int eventRecord(void* e, void* s) {
+  Op op{Op::Record};
+  op.event = asEvent(e);
+  op.value = asEvent(e)->recorded.fetch_add(1) + 1;
+  dev().push(s, op);
+  return HETCCL_GPU_OK;
+}
+int eventQuery(void* e) {
+  return asEvent(e)->completed.load() >= asEvent(e)->recorded.load() ? HETCCL_GPU_OK : HETCCL_GPU_ERR_NOT_READY;
+}
+int eventSynchronize(void* e) {
+  while (eventQuery(e) != HETCCL_GPU_OK) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  return HETCCL_GPU_OK;
+}
+int streamWaitEvent(void* s, void* e) {
+  Op op{Op::WaitEvent};
+  op.event = asEvent(e);
+  op.value = asEvent(e)->recorded.load();  // the record made before this call
+  if (op.value) dev().push(s, op);
+  return HETCCL_GPU_OK;
+}
+int memcpyAsync(void* dst, const void* src, size_t bytes, void* s) {
+  if (dev().failMemcpyIn.load() > 0 && dev().failMemcpyIn.fetch_sub(1) == 1) return failWith("memcpyAsync: injected failure");
+  if (bytes && (!dst || !src)) return failWith("memcpyAsync: null pointer");
+  Op op{Op::Copy};
+  op.dst = dst;
+  op.src = src;
+  op.n = bytes;
+  dev().push(s, op);
+  return HETCCL_GPU_OK;
+}
+int memsetAsync(void* dst, int v, size_t bytes, void* s) {
+  Op op{Op::Set};
+  op.dst = dst;
+  op.value = static_cast<unsigned char>(v);
+  op.n = bytes;
+  dev().push(s, op);
+  return HETCCL_GPU_OK;
+}
+int memcpySync(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); return HETCCL_GPU_OK; }
+int memsetSync(void* dst, int v, size_t bytes) { std::memset(dst, v, bytes); return HETCCL_GPU_OK; }
+int streamWaitFlag(void* s, const uint64_t* flag, uint64_t value, unsigned) {
+  if (!flag || reinterpret_cast<uintptr_t>(flag) % 8) return failWith("streamWaitFlag: bad flag");
+  Op op{Op::WaitFlag};
+  op.src = flag;
+  op.value = value;
+  dev().push(s, op);
+  return HETCCL_GPU_OK;
+}
+int streamWriteFlag(void* s, uint64_t* flag, uint64_t value, unsigned) {
+  if (!flag || reinterpret_cast<uintptr_t>(flag) % 8) return failWith("streamWriteFlag: bad flag");
+  Op op{Op::WriteFlag};
+  op.dst = flag;
+  op.value = value;
+  dev().push(s, op);
+  return HETCCL_GPU_OK;
+}
+int flagMethod(int* native) { *native = 1; return HETCCL_GPU_OK; }
+int kernel(Op::Kind kind, void* dst, const void* src, size_t count, int type, int redop, void* s) {
+  if (!device::hostReduceFn(static_cast<DataType>(type), RedOpKind::Sum)) return failWith("kernel: bad type");
+  Op op{kind};
+  op.dst = dst;
+  op.src = src;
+  op.n = count;
+  op.type = type;
+  op.op = redop;
+  dev().push(s, op);
+  return HETCCL_GPU_OK;
+}
+int reduce(void* dst, const void* src, size_t count, int type, int redop, void* s) {
+  return kernel(Op::Reduce, dst, src, count, type, redop, s);
+}
+int scale(void* dst, const void* src, size_t count, int type, const void* scalar, void* s) {
+  Op op{Op::Scale};
+  op.dst = dst;
+  op.src = src;
+  op.n = count;
+  op.type = type;
+  std::memcpy(op.scalar, scalar, dataTypeSize(static_cast<DataType>(type)));
+  dev().push(s, op);
+  return HETCCL_GPU_OK;
+}
+int divide(void* buf, size_t count, int type, uint64_t n, void* s) {
+  Op op{Op::Divide};
+  op.dst = buf;
+  op.n = count;
+  op.type = type;
+  op.value = n;
+  dev().push(s, op);
+  return HETCCL_GPU_OK;
+}
+
+const hetcclGpuPlugin_v1_t kPlugin = {
+    HETCCL_GPU_PLUGIN_VERSION, "sim", init, lastError, versions, deviceCount, getDevice, setDevice,
+    allocDevice, freeDevice, allocPinned, freePinned, hostRegister, hostUnregister, pointerQuery,
+    streamCreate, streamDestroy, streamSynchronize, streamQuery, eventCreate, eventDestroy, eventRecord,
+    eventQuery, eventSynchronize, streamWaitEvent, memcpyAsync, memsetAsync, memcpySync, memsetSync,
+    streamWaitFlag, streamWriteFlag, flagMethod, reduce, scale, divide};
+
+}  // namespace
+
+const hetcclGpuPlugin_v1_t& plugin() {
+  dev();
+  return kPlugin;
+}
+
+size_t pendingOps() { return dev().pending(); }
+
+std::string dump() { return dev().dump(); }
+
+void failMemcpyAfter(int n) { dev().failMemcpyIn.store(n); }
+
+}  // namespace hetccl::test::sim

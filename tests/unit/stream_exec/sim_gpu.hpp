@@ -1,0 +1,28 @@
+// A simulated GPU behind the device plugin interface, so that the stream pipeline (src/stream_exec) runs
+// for real on a machine without a GPU: "device" memory is host memory, and one device thread executes the
+// operations queued on every stream in order, each stream blocked only by its own head (flag waits on
+// 64-bit counters, event waits), exactly the ordering rules of a real runtime. Copies, reductions,
+// flag writes and events take effect when the device thread reaches them, never at enqueue time, so a
+// missing wait in the compiled program shows up as wrong data or a stall, as it would on a GPU.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "device/base/gpu_plugin.h"
+
+namespace hetccl::test::sim {
+
+/// The process-wide simulated device (started on first use).
+const hetcclGpuPlugin_v1_t& plugin();
+
+/// Operations queued but not yet executed, over every stream (0 when the device is idle).
+size_t pendingOps();
+
+/// The head of every non-empty stream (for diagnosing a stall).
+std::string dump();
+
+/// Makes the `n`-th following memcpyAsync call fail (n >= 1); 0 disables.
+void failMemcpyAfter(int n);
+
+}  // namespace hetccl::test::sim

@@ -1,0 +1,216 @@
+// The stream pipeline end to end on the simulated GPU: threads as ranks, real bootstrap, real shared-
+// memory rings, the real planner and compiler; every collective, layout, algorithm, type and operator
+// compared exactly with the reference of tests/unit/algo/collective_case. Rings of two 64 KiB slots make
+// every message wrap the ring many times (flow control). Failures: abort, a dead peer, a stalled peer
+// (HETCCL_TIMEOUT) and a runtime call that fails half-way all release the streams (nothing left queued)
+// and are reported once.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "bootstrap_harness.hpp"
+#include "core/error.hpp"
+#include "sim_gpu.hpp"
+#include "stream_exec/stream_executor.hpp"
+#include "unit/algo/collective_case.hpp"
+
+namespace hetccl::stream_exec {
+namespace {
+
+using algo::CollKind;
+using bootstrap::createUniqueId;
+using bootstrap::testing::joinAll;
+using bootstrap::testing::JoinResult;
+using bootstrap::testing::ScopedEnv;
+using test::CollCase;
+using test::Layout;
+
+/// N ranks, each with a StreamExecutor on the simulated GPU.
+class SimWorld {
+ public:
+  explicit SimWorld(const Layout& layout, std::function<void()> checkFailure = [] {}) : layout_(layout) {
+    const int n = static_cast<int>(layout.domainOf.size());
+    ranks_ = joinAll(createUniqueId(), n);
+    for (int r = 0; r < n; ++r)
+      if (!ranks_[r].bootstrap) throw std::runtime_error(concat("rank ", r, " did not join: ", ranks_[r].error));
+    exec_.resize(n);
+    userStream_.resize(n);  // each process has its own (the null stream is per process too)
+    for (int r = 0; r < n; ++r) test::sim::plugin().streamCreate(&userStream_[r]);
+    failures_.resize(n);
+    aborted_ = std::make_unique<std::atomic<bool>[]>(n);
+    bootstrap::testing::onEveryRank(ranks_, [&](int r, bootstrap::Bootstrap& boot) {
+      exec_[r] = std::make_unique<StreamExecutor>(
+          test::sim::plugin(), 0, boot, algo::Topology{r, n, layout.domainOf},
+          [this, r](const std::exception& e) {
+            std::lock_guard<std::mutex> lock(mu_);
+            failures_[r].push_back(concat(typeid(e).name(), ": ", e.what()));
+          },
+          checkFailure, &aborted_[r]);
+    });
+  }
+  ~SimWorld() {
+    exec_.clear();  // before the bootstraps
+    for (void* s : userStream_) test::sim::plugin().streamDestroy(s);
+  }
+
+  std::string run(CollCase c) {
+    c.layout = layout_;
+    return test::runCollCaseWith(c, [&](int r, std::span<const algo::CollOp> group) {
+      exec_[r]->enqueue(group, userStream_[r]);
+      exec_[r]->drain();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!failures_[r].empty()) throw std::runtime_error(concat(failures_[r].front(), "\n", test::sim::dump()));
+    });
+  }
+
+  StreamExecutor& exec(int r) { return *exec_[r]; }
+  void* userStream(int r) { return userStream_[r]; }
+  std::atomic<bool>& aborted(int r) { return aborted_[r]; }
+  std::vector<std::string> failuresOf(int r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return failures_[r];
+  }
+
+ private:
+  Layout layout_;
+  std::vector<JoinResult> ranks_;
+  std::vector<std::unique_ptr<StreamExecutor>> exec_;
+  std::vector<void*> userStream_;
+  std::unique_ptr<std::atomic<bool>[]> aborted_;
+  std::mutex mu_;
+  std::vector<std::vector<std::string>> failures_;
+};
+
+class StreamExecTest : public ::testing::Test {
+ protected:
+  ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};  // a stall fails the test instead of hanging it
+  ScopedEnv chunk_{"HETCCL_GPU_CHUNK_BYTES", "65536"};
+  ScopedEnv slots_{"HETCCL_GPU_SLOTS", "2"};
+  ScopedEnv small_{"HETCCL_SMALL_BYTES", "4096"};
+};
+
+const CollKind kKinds[] = {CollKind::AllReduce,     CollKind::Broadcast, CollKind::Reduce,
+                           CollKind::AllGather,     CollKind::ReduceScatter, CollKind::AllToAll,
+                           CollKind::AllToAllv,     test::kSendRecvRing};
+
+TEST_F(StreamExecTest, EveryCollectiveOnEveryLayoutIsExact) {
+  const std::vector<Layout> layouts = {{"2", {0, 1}}, {"3", {0, 1, 2}}, {"2+2", {0, 0, 1, 1}},
+                                       {"3+1", {0, 0, 0, 1}}, {"interleaved", {0, 1, 0, 1}}};
+  for (const Layout& layout : layouts) {
+    SimWorld world(layout);
+    for (CollKind kind : kKinds)
+      for (size_t count : {size_t{5}, size_t{40'001}})
+        for (bool inPlace : {false, true}) {
+          CollCase c;
+          c.kind = kind;
+          c.count = count;
+          c.type = count == 5 ? DataType::Int8 : DataType::Float32;
+          c.op = count == 5 ? RedOpKind::Max : RedOpKind::Sum;
+          c.inPlace = inPlace;
+          c.root = static_cast<int>(layout.domainOf.size()) - 1;
+          c.layout = layout;
+          EXPECT_EQ(world.run(c), "") << c.describe();
+        }
+  }
+}
+
+TEST_F(StreamExecTest, EveryAlgorithmIsExact) {
+  for (const char* algo : {"ring", "tree", "rd", "hier"}) {
+    ScopedEnv force("HETCCL_ALGO", algo);
+    SimWorld world({"2+1", {0, 0, 1}});
+    for (CollKind kind : {CollKind::AllReduce, CollKind::Broadcast, CollKind::Reduce})
+      for (size_t count : {size_t{3}, size_t{50'000}}) {
+        CollCase c;
+        c.kind = kind;
+        c.count = count;
+        c.root = 1;
+        c.layout = {"2+1", {0, 0, 1}};
+        EXPECT_EQ(world.run(c), "") << algo << ": " << c.describe();
+      }
+  }
+}
+
+TEST_F(StreamExecTest, EveryTypeAndOperatorIsExact) {
+  SimWorld world({"3", {0, 1, 2}});
+  for (DataType type : {DataType::Int8, DataType::Uint8, DataType::Int32, DataType::Uint32, DataType::Int64,
+                        DataType::Uint64, DataType::Float16, DataType::Float32, DataType::Float64, DataType::Bfloat16})
+    for (RedOpKind op : {RedOpKind::Sum, RedOpKind::Prod, RedOpKind::Max, RedOpKind::Min, RedOpKind::Avg,
+                         RedOpKind::PreMulSum}) {
+      CollCase c;
+      c.kind = CollKind::AllReduce;
+      c.count = 20'000;
+      c.type = type;
+      c.op = op;
+      c.layout = {"3", {0, 1, 2}};
+      EXPECT_EQ(world.run(c), "") << c.describe();
+    }
+}
+
+/// Rank 0 queues an all-reduce its peer never joins; `fail` makes it fail. Returns rank 0's reports.
+std::vector<std::string> failAlone(SimWorld& world, const std::function<void()>& fail) {
+  std::vector<float> buf(100'000, 1.0f);
+  algo::CollOp op;
+  op.sendbuff = op.recvbuff = buf.data();
+  op.count = buf.size();
+  world.exec(0).enqueue({&op, 1}, world.userStream(0));
+  fail();
+  world.exec(0).drain();  // returns once the failure released the group
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (test::sim::pendingOps() != 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(test::sim::pendingOps(), 0u) << "the released streams did not finish";
+  return world.failuresOf(0);
+}
+
+TEST_F(StreamExecTest, AbortReleasesTheStreamsAndIsReportedOnce) {
+  SimWorld world({"2", {0, 1}});
+  auto reports = failAlone(world, [&] { world.aborted(0) = true; });
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_NE(reports[0].find("aborted"), std::string::npos) << reports[0];
+  algo::CollOp op;
+  EXPECT_THROW(world.exec(0).enqueue({&op, 1}, nullptr), InvalidUsage);  // failed: nothing more is queued
+}
+
+TEST_F(StreamExecTest, DeadPeerIsNamed) {
+  std::atomic<bool> dead{false};
+  SimWorld world({"2", {0, 1}}, [&] {
+    if (dead) throw PeerError(1, "hostB", "rank 1 on host hostB died");
+  });
+  auto reports = failAlone(world, [&] { dead = true; });
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_NE(reports[0].find("rank 1 on host hostB"), std::string::npos) << reports[0];
+}
+
+TEST_F(StreamExecTest, StalledPeerTimesOutAfterHetcclTimeout) {
+  ScopedEnv shortTimeout("HETCCL_TIMEOUT", "1");
+  SimWorld world({"2", {0, 1}});
+  const auto start = std::chrono::steady_clock::now();
+  auto reports = failAlone(world, [] {});
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_NE(reports[0].find("HETCCL_TIMEOUT"), std::string::npos) << reports[0];
+}
+
+TEST_F(StreamExecTest, RuntimeFailureWhileQueuingReleasesWhatWasQueued) {
+  SimWorld world({"2", {0, 1}});
+  std::vector<float> buf(100'000, 1.0f);
+  algo::CollOp op;
+  op.sendbuff = op.recvbuff = buf.data();
+  op.count = buf.size();
+  test::sim::failMemcpyAfter(3);
+  EXPECT_THROW(world.exec(0).enqueue({&op, 1}, world.userStream(0)), Error);
+  test::sim::failMemcpyAfter(0);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (test::sim::pendingOps() != 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(test::sim::pendingOps(), 0u);
+  auto reports = world.failuresOf(0);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_NE(reports[0].find("injected failure"), std::string::npos) << reports[0];
+}
+
+}  // namespace
+}  // namespace hetccl::stream_exec
