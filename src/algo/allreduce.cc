@@ -6,6 +6,8 @@ namespace {
 
 AlgoChoice chooseAllReduce(const OpContext& ctx) {
   if (ctx.tuning.algo != AlgoChoice::Auto) return ctx.tuning.algo;
+  if (ctx.topo.nranks == 2 && ctx.bytes(ctx.op.count) <= ctx.tuning.pairExchangeBytes)
+    return AlgoChoice::RecursiveDoubling;
   if (ctx.topo.numDomains() > 1) return AlgoChoice::Hier;
   return ctx.bytes(ctx.op.count) <= ctx.tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Ring;
 }

@@ -16,6 +16,10 @@ struct Tuning {
   size_t chunkBytes = 512 * 1024;  ///< HETCCL_CHUNK_BYTES: pipeline unit (rounded down to whole elements, min 1)
   size_t smallBytes = 64 * 1024;   ///< HETCCL_SMALL_BYTES: up to this many bytes use latency-bound algorithms
   AlgoChoice algo = AlgoChoice::Auto;  ///< HETCCL_ALGO
+  /// All-reduce between exactly two ranks up to this size (bytes): both exchange everything and reduce
+  /// (one round trip, recursive doubling) instead of reduce-scatter + all-gather, whatever the domains.
+  /// Moves the same bytes; pays off where every hop is costly (the GPU stream pipeline). 0: never.
+  size_t pairExchangeBytes = 0;
 
   /// The values of the process configuration (src/core/config).
   static Tuning fromConfig();

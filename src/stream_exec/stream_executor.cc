@@ -34,6 +34,7 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_v1_t& gpu, int device, boot
   const uint64_t slotBytes = slotBytesFromConfig();
   const auto slots = static_cast<uint32_t>(config().integer("HETCCL_GPU_SLOTS", 2, 1024));
   tuning_.chunkBytes = slotBytes;
+  tuning_.pairExchangeBytes = static_cast<size_t>(config().integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
   check(gpu_.setDevice(device_), "setDevice");
   rings_ = GpuRingSet::build(boot, gpu_, slots, slotBytes);
   const int n = topology_.nranks;
@@ -43,13 +44,20 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_v1_t& gpu, int device, boot
   res_.events = &events_;
   res_.send.assign(n, nullptr);
   res_.recv.assign(n, nullptr);
-  res_.landing.assign(n, nullptr);
+  res_.reduce.assign(n, nullptr);
+  res_.landing.assign(n, {});
   check(gpu_.streamCreate(&res_.compute), "streamCreate(compute)");
   for (int p = 0; p < n; ++p) {
     if (p == topology_.rank) continue;
     check(gpu_.streamCreate(&res_.send[p]), "streamCreate(send)");
     check(gpu_.streamCreate(&res_.recv[p]), "streamCreate(receive)");
-    check(gpu_.allocDevice(&res_.landing[p], slotBytes), "allocDevice(landing buffer)");
+    check(gpu_.streamCreate(&res_.reduce[p]), "streamCreate(reduce)");
+    for (int k = 0; k < StreamResources::kLandingBuffers; ++k) {
+      auto& land = res_.landing[p];
+      check(gpu_.allocDevice(&land.buffer[k], slotBytes), "allocDevice(landing buffer)");
+      check(gpu_.eventCreate(&land.landed[k]), "eventCreate(landed)");
+      check(gpu_.eventCreate(&land.reduced[k]), "eventCreate(reduced)");
+    }
   }
   void* flag = nullptr;
   check(gpu_.allocPinned(&flag, 64), "allocPinned(done flag)");
@@ -76,7 +84,7 @@ StreamExecutor::~StreamExecutor() {
   // use. A user stream that never reaches its collectives keeps them busy: then everything is leaked.
   std::vector<void*> streams{res_.compute};
   for (size_t p = 0; p < res_.send.size(); ++p)
-    if (res_.send[p]) streams.insert(streams.end(), {res_.send[p], res_.recv[p]});
+    if (res_.send[p]) streams.insert(streams.end(), {res_.send[p], res_.recv[p], res_.reduce[p]});
   const Deadline deadline = Deadline::fromConfig();
   bool idle = false;
   while (!idle && !deadline.expired()) {
@@ -90,8 +98,12 @@ StreamExecutor::~StreamExecutor() {
     return;
   }
   for (void* s : streams) gpu_.streamDestroy(s);
-  for (void* l : res_.landing)
-    if (l) gpu_.freeDevice(l);
+  for (auto& land : res_.landing)
+    for (int k = 0; k < StreamResources::kLandingBuffers; ++k) {
+      if (land.buffer[k]) gpu_.freeDevice(land.buffer[k]);
+      if (land.landed[k]) gpu_.eventDestroy(land.landed[k]);
+      if (land.reduced[k]) gpu_.eventDestroy(land.reduced[k]);
+    }
   if (res_.scratch) gpu_.freeDevice(res_.scratch);
   gpu_.freePinned(doneFlag_);
 }

@@ -23,6 +23,7 @@ class Compiler {
     for (size_t p = 0; p < peers; ++p) {
       streams_.push_back(res.send[p]);
       streams_.push_back(res.recv[p]);
+      streams_.push_back(res.reduce[p]);
     }
     used_.assign(streams_.size(), false);
     waited_.assign(streams_.size() * streams_.size(), kNone);
@@ -38,14 +39,16 @@ class Compiler {
   }
 
  private:
-  static int sendStream(int peer) { return 1 + 2 * peer; }
-  static int recvStream(int peer) { return 2 + 2 * peer; }
+  static int sendStream(int peer) { return 1 + 3 * peer; }
+  static int recvStream(int peer) { return 2 + 3 * peer; }
+  static int reduceStream(int peer) { return 3 + 3 * peer; }
 
+  /// The stream a step completes on (where later steps find it).
   int streamOf(const Step& st) const {
     switch (st.kind) {
       case StepKind::Send: return sendStream(st.peer);
-      case StepKind::Recv:
-      case StepKind::RecvReduce: return recvStream(st.peer);
+      case StepKind::Recv: return recvStream(st.peer);
+      case StepKind::RecvReduce: return reduceStream(st.peer);
       default: return 0;
     }
   }
@@ -98,8 +101,8 @@ class Compiler {
     void* stream = streams_[x];
     switch (st.kind) {
       case StepKind::Send: send(st, stream); break;
-      case StepKind::Recv:
-      case StepKind::RecvReduce: receive(st, stream); break;
+      case StepKind::Recv: receive(st, stream); break;
+      case StepKind::RecvReduce: receiveReduce(st, stream); break;
       case StepKind::Copy:
         if (st.bytes && address(st.dst) != address(st.src))
           call(gpu_.memcpyAsync(address(st.dst), address(st.src), st.bytes, stream), "memcpyAsync(copy step)");
@@ -147,18 +150,39 @@ class Compiler {
   void receive(const Step& st, void* stream) {
     GpuRing& ring = *res_.rings->in[st.peer];
     char* dst = address(st.dst);
-    const algo::Reduction* r = st.kind == StepKind::RecvReduce ? &s_.reductions[st.reduction] : nullptr;
     for (uint64_t off = 0; off < st.bytes; off += ring.slotBytes()) {
       const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
       const uint64_t piece = ring.pieces++;
       call(gpu_.streamWaitFlag(stream, ring.published(), piece + 1, 0), "streamWaitFlag(piece published)");
-      void* landing = r ? res_.landing[st.peer] : dst + off;
-      call(gpu_.memcpyAsync(landing, ring.slot(piece), len, stream), "memcpyAsync(ring to device)");
+      call(gpu_.memcpyAsync(dst + off, ring.slot(piece), len, stream), "memcpyAsync(ring to device)");
       call(gpu_.streamWriteFlag(stream, ring.consumed(), piece + 1, 0), "streamWriteFlag(slot released)");
-      if (r)
-        call(gpu_.reduce(dst + off, landing, len / dataTypeSize(r->type), static_cast<int>(r->type),
-                         static_cast<int>(r->op.kind), stream),
-             "reduce(received piece)");
+    }
+  }
+
+  // `reduceStream` already waits for the step's dependencies; the copies run ahead on the receive stream.
+  void receiveReduce(const Step& st, void* reduceStream) {
+    GpuRing& ring = *res_.rings->in[st.peer];
+    StreamResources::Landing& land = res_.landing[st.peer];
+    const int recv = recvStream(st.peer);
+    use(recv);
+    void* recvStream = streams_[recv];
+    char* dst = address(st.dst);
+    const algo::Reduction& r = s_.reductions[st.reduction];
+    for (uint64_t off = 0; off < st.bytes; off += ring.slotBytes()) {
+      const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
+      const uint64_t piece = ring.pieces++;
+      const int k = static_cast<int>(land.uses % StreamResources::kLandingBuffers);
+      if (land.uses++ >= StreamResources::kLandingBuffers)  // the reduction of its previous piece is done
+        call(gpu_.streamWaitEvent(recvStream, land.reduced[k]), "streamWaitEvent(landing buffer free)");
+      call(gpu_.streamWaitFlag(recvStream, ring.published(), piece + 1, 0), "streamWaitFlag(piece published)");
+      call(gpu_.memcpyAsync(land.buffer[k], ring.slot(piece), len, recvStream), "memcpyAsync(ring to landing buffer)");
+      call(gpu_.streamWriteFlag(recvStream, ring.consumed(), piece + 1, 0), "streamWriteFlag(slot released)");
+      call(gpu_.eventRecord(land.landed[k], recvStream), "eventRecord(piece landed)");
+      call(gpu_.streamWaitEvent(reduceStream, land.landed[k]), "streamWaitEvent(piece landed)");
+      call(gpu_.reduce(dst + off, land.buffer[k], len / dataTypeSize(r.type), static_cast<int>(r.type),
+                       static_cast<int>(r.op.kind), reduceStream),
+           "reduce(received piece)");
+      call(gpu_.eventRecord(land.reduced[k], reduceStream), "eventRecord(landing buffer free)");
     }
   }
 

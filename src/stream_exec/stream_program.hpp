@@ -1,14 +1,15 @@
 // Compiles one rank's Schedule into work on GPU streams: the whole collective is queued at call time and
 // then runs on the device with no host thread in the data path.
 //
-// Streams: one compute stream (copies between device buffers, reduction kernels), and per peer one send
-// stream and one receive stream, so every peer's transfers run on copy engines in both directions at
-// once. A schedule step becomes:
+// Streams: one compute stream (copies between device buffers, reduction kernels), and per peer a send, a
+// receive and a reduce stream, so every peer's transfers run on copy engines in both directions at once
+// and its reductions overlap the next copies. A schedule step becomes:
 //   Send to p        per piece (<= slot size): wait until ring slot free (consumed counter), copy device ->
 //                    slot, publish (published counter), all on p's send stream
 //   Recv from p      per piece: wait published, copy slot -> destination, release the slot (consumed)
-//   RecvReduce       per piece: wait published, copy slot -> p's landing buffer, release the slot, reduce
-//                    kernel dst op= landing (same stream, so the landing buffer is reused safely)
+//   RecvReduce       per piece: on p's receive stream wait published (and for the landing buffer to be
+//                    free), copy slot -> one of p's landing buffers, release the slot; on p's reduce stream
+//                    wait for that copy, reduce kernel dst op= landing, mark the landing buffer free
 //   Copy / Reduce / Scale / Divide   on the compute stream
 // The schedule's dependencies become events between streams (only where a step waits for a step of
 // another stream, and only once per stream pair and position). Order on one stream is list order, which
@@ -53,7 +54,17 @@ struct StreamResources {
   void* compute = nullptr;
   std::vector<void*> send;     ///< per peer (null for this rank)
   std::vector<void*> recv;     ///< per peer
-  std::vector<void*> landing;  ///< per peer: device buffer of one ring slot (RecvReduce pieces)
+  std::vector<void*> reduce;   ///< per peer
+  /// Per peer: kLandingBuffers device buffers of one ring slot each (RecvReduce pieces), with an event
+  /// recorded when a piece has landed and one when its reduction has consumed it. Reused round-robin.
+  static constexpr int kLandingBuffers = 4;
+  struct Landing {
+    void* buffer[kLandingBuffers] = {};
+    void* landed[kLandingBuffers] = {};
+    void* reduced[kLandingBuffers] = {};
+    uint64_t uses = 0;
+  };
+  std::vector<Landing> landing;
   GpuRingSet* rings = nullptr;
   char* scratch = nullptr;     ///< device scratch of at least the schedule's scratchBytes
   EventPool* events = nullptr;
