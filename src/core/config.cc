@@ -44,6 +44,8 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_GPU_EXEC", "", "auto",
               "device calls between GPU ranks of one host: auto (stream pipeline when every rank qualifies), staged (host engine)"},
     ConfigVar{"HETCCL_GPU_CHUNK_BYTES", "", "4M", "pipeline chunk of the stream pipeline between GPU ranks (bytes)"},
+    ConfigVar{"HETCCL_GPU_PAIR_EXCHANGE_BYTES", "", "64M",
+              "stream pipeline, two ranks: all-reduce up to this size as one exchange + local reduce (fewer hops)"},
     ConfigVar{"HETCCL_GPU_SLOTS", "", "8", "slots per pinned shared-memory ring of the stream pipeline (one ring per peer and direction)"},
     ConfigVar{"HETCCL_CUDA_PLUGIN", "", "",
               "path of libhetccl-cuda.so (default: next to libhetccl.so, then the dynamic loader's search path)"},
