@@ -14,6 +14,7 @@ AlgoChoice parseAlgoChoice(std::string_view name);
 
 struct Tuning {
   size_t chunkBytes = 512 * 1024;  ///< HETCCL_CHUNK_BYTES: pipeline unit (rounded down to whole elements, min 1)
+  size_t minChunkBytes = 64 * 1024;  ///< mid-size operations split into chunks no smaller than this
   size_t smallBytes = 64 * 1024;   ///< HETCCL_SMALL_BYTES: up to this many bytes use latency-bound algorithms
   AlgoChoice algo = AlgoChoice::Auto;  ///< HETCCL_ALGO
   /// All-reduce between exactly two ranks up to this size (bytes): both exchange everything and reduce

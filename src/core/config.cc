@@ -44,6 +44,8 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_GPU_EXEC", "", "auto",
               "device calls between GPU ranks of one host: auto (stream pipeline when every rank qualifies), staged (host engine)"},
     ConfigVar{"HETCCL_GPU_CHUNK_BYTES", "", "4M", "pipeline chunk of the stream pipeline between GPU ranks (bytes)"},
+    ConfigVar{"HETCCL_GPU_MIN_CHUNK_BYTES", "", "1M",
+              "stream pipeline: smallest chunk mid-size operations are split into (every chunk costs a few stream operations)"},
     ConfigVar{"HETCCL_GPU_PAIR_EXCHANGE_BYTES", "", "64M",
               "stream pipeline, two ranks: all-reduce up to this size as one exchange + local reduce (fewer hops)"},
     ConfigVar{"HETCCL_GPU_SLOTS", "", "8", "slots per pinned shared-memory ring of the stream pipeline (one ring per peer and direction)"},
@@ -53,6 +55,8 @@ constexpr std::array kVariables{
               "path of the real NCCL library for collectives inside a domain (default: search; pip wheels: .../nvidia/nccl/lib/libnccl.so.2)"},
     ConfigVar{"HETCCL_NCCL_VERSION", "", "2.28.9",
               "version the drop-in libnccl.so.2 / librccl.so reports (ncclGetVersion): X.Y.Z or a code like 22809; at least the NCCL the application was built against"},
+    ConfigVar{"HETCCL_CHECKSUM", "", "0",
+              "1: CRC32C of every piece the shm and tcp transports move between ranks; a mismatch fails the call naming the link (every rank should agree)"},
 };
 static_assert(kVariables.size() <= 64, "grow Config::entries_");
 

@@ -34,6 +34,7 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_v1_t& gpu, int device, boot
   const uint64_t slotBytes = slotBytesFromConfig();
   const auto slots = static_cast<uint32_t>(config().integer("HETCCL_GPU_SLOTS", 2, 1024));
   tuning_.chunkBytes = slotBytes;
+  tuning_.minChunkBytes = static_cast<size_t>(config().integer("HETCCL_GPU_MIN_CHUNK_BYTES", 1, int64_t{1} << 30));
   tuning_.pairExchangeBytes = static_cast<size_t>(config().integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
   check(gpu_.setDevice(device_), "setDevice");
   rings_ = GpuRingSet::build(boot, gpu_, slots, slotBytes);
