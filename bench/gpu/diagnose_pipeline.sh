@@ -17,10 +17,14 @@ perf=$build/tools/hetccl-perf
 echo "== device path"
 HETCCL_DEBUG=INFO timeout 60 "$run" -n 2 --domains 2 -- "$perf" all_reduce -G -b 64M -e 64M -n 3 -w 1 2>&1 |
   grep -E "device calls|GPU rings|flag waits|stream flag|busbw|^ +[0-9]"
-for chunk in 1M 4M 16M; do
-  echo "== HETCCL_GPU_CHUNK_BYTES=$chunk"
-  HETCCL_GPU_CHUNK_BYTES=$chunk timeout 90 "$run" -n 2 --domains 2 -- "$perf" all_reduce -G -b 1M -e 256M -f 4 -n 10 -w 3 |
-    grep -E "^ +[0-9]"
+# VARIANTS: "chunk:min-chunk:pair-exchange-bytes:ranks:max-connections" (default below).
+for v in ${VARIANTS:-4M:64K:2G:2:8 4M:512K:2G:2:8}; do
+  IFS=: read -r chunk minchunk exch ranks conns <<<"$v"
+  echo "== chunk=$chunk min=$minchunk pair-exchange=$exch ranks=$ranks CUDA_DEVICE_MAX_CONNECTIONS=$conns (2 domains)"
+  layout=(); [ "$ranks" = 4 ] && layout=(--layout blocks)
+  CUDA_DEVICE_MAX_CONNECTIONS=$conns HETCCL_GPU_MIN_CHUNK_BYTES=$minchunk \
+  HETCCL_GPU_CHUNK_BYTES=$chunk HETCCL_GPU_PAIR_EXCHANGE_BYTES=$exch timeout 120 "$run" -n "$ranks" --domains 2 \
+    "${layout[@]}" -- "$perf" all_reduce -G -b ${MIN_BYTES:-1M} -e ${MAX_BYTES:-1G} -f 4 -n 10 -w 3 | grep -E "^ +[0-9]"
 done
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
 echo "== nsys: ${nsys:-not found}"
