@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -244,55 +245,41 @@ int memsetAsync(void* dst, int v, size_t bytes, void* s) {
 }
 int memcpySync(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); return HETCCL_GPU_OK; }
 int memsetSync(void* dst, int v, size_t bytes) { std::memset(dst, v, bytes); return HETCCL_GPU_OK; }
-int streamWaitFlag(void* s, const uint64_t* flag, uint64_t value, unsigned) {
-  if (!flag || reinterpret_cast<uintptr_t>(flag) % 8) return failWith("streamWaitFlag: bad flag");
-  Op op{Op::WaitFlag};
+/// A flag wait or write of `value` at `flag` (a 64-bit word, 8-byte aligned).
+int flagOp(Op::Kind kind, void* s, const uint64_t* flag, uint64_t value) {
+  if (!flag || reinterpret_cast<uintptr_t>(flag) % 8) return failWith("stream flag operation: bad flag");
+  Op op{kind};
   op.src = flag;
+  op.dst = const_cast<uint64_t*>(flag);
   op.value = value;
   dev().push(s, op);
   return HETCCL_GPU_OK;
 }
-int streamWriteFlag(void* s, uint64_t* flag, uint64_t value, unsigned) {
-  if (!flag || reinterpret_cast<uintptr_t>(flag) % 8) return failWith("streamWriteFlag: bad flag");
-  Op op{Op::WriteFlag};
-  op.dst = flag;
-  op.value = value;
-  dev().push(s, op);
-  return HETCCL_GPU_OK;
-}
+int streamWaitFlag(void* s, const uint64_t* flag, uint64_t value, unsigned) { return flagOp(Op::WaitFlag, s, flag, value); }
+int streamWriteFlag(void* s, uint64_t* flag, uint64_t value, unsigned) { return flagOp(Op::WriteFlag, s, flag, value); }
 int flagMethod(int* native) { *native = 1; return HETCCL_GPU_OK; }
-int kernel(Op::Kind kind, void* dst, const void* src, size_t count, int type, int redop, void* s) {
+/// A kernel of `kind` on `count` elements of `type`; `extra` fills its other fields.
+int kernel(Op::Kind kind, void* dst, const void* src, size_t count, int type, void* s,
+           const std::function<void(Op&)>& extra = [](Op&) {}) {
   if (!device::hostReduceFn(static_cast<DataType>(type), RedOpKind::Sum)) return failWith("kernel: bad type");
   Op op{kind};
   op.dst = dst;
   op.src = src;
   op.n = count;
   op.type = type;
-  op.op = redop;
+  extra(op);
   dev().push(s, op);
   return HETCCL_GPU_OK;
 }
 int reduce(void* dst, const void* src, size_t count, int type, int redop, void* s) {
-  return kernel(Op::Reduce, dst, src, count, type, redop, s);
+  return kernel(Op::Reduce, dst, src, count, type, s, [&](Op& op) { op.op = redop; });
 }
 int scale(void* dst, const void* src, size_t count, int type, const void* scalar, void* s) {
-  Op op{Op::Scale};
-  op.dst = dst;
-  op.src = src;
-  op.n = count;
-  op.type = type;
-  std::memcpy(op.scalar, scalar, dataTypeSize(static_cast<DataType>(type)));
-  dev().push(s, op);
-  return HETCCL_GPU_OK;
+  return kernel(Op::Scale, dst, src, count, type, s,
+                [&](Op& op) { std::memcpy(op.scalar, scalar, dataTypeSize(static_cast<DataType>(type))); });
 }
 int divide(void* buf, size_t count, int type, uint64_t n, void* s) {
-  Op op{Op::Divide};
-  op.dst = buf;
-  op.n = count;
-  op.type = type;
-  op.value = n;
-  dev().push(s, op);
-  return HETCCL_GPU_OK;
+  return kernel(Op::Divide, buf, nullptr, count, type, s, [&](Op& op) { op.value = n; });
 }
 
 const hetcclGpuPlugin_v1_t kPlugin = {
