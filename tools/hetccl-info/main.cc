@@ -1,9 +1,11 @@
 // hetccl-info: every configuration variable with its value, default and meaning; this process's
 // detected identity; and, with --comm under a launcher (hetccl-run -n N -- hetccl-info --comm), the
 // whole job's layout as rank 0 sees it: host, domain, device and the transport to every peer.
+// --torch PATH: whether hetccl's drop-in libnccl.so.2 can serve that PyTorch (torch_check.hpp).
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/unique_id.hpp"
@@ -11,6 +13,7 @@
 #include "common/launch_env.hpp"
 #include "core/config.hpp"
 #include "device/loader.hpp"
+#include "hetccl-info/torch_check.hpp"
 #include "net/socket.hpp"
 
 namespace {
@@ -66,10 +69,14 @@ int printJob() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--torch") == 0)  // can the drop-in serve this PyTorch?
+    return hetccl::info::torchCheck(std::vector<std::string>(argv + 2, argv + argc));
   try {
     bool job = argc > 1 && std::strcmp(argv[1], "--comm") == 0;
     if (argc > 1 && !job) {
-      std::fprintf(stderr, "usage: hetccl-info [--comm]   (--comm: run under a launcher, prints the job layout)\n");
+      std::fprintf(stderr, "usage: hetccl-info [--comm]   (--comm: run under a launcher, prints the job layout)\n"
+                           "       hetccl-info --torch PATH [--dropin LIB]   "
+                           "(can hetccl's libnccl.so.2 serve this PyTorch?)\n");
       return 2;
     }
     if (!job || hetccl::tools::readLaunchEnv().rank == 0) {

@@ -1,6 +1,9 @@
 #include "hetccl-run/launch_plan.hpp"
 
+#include <cstdlib>
+
 #include "core/error.hpp"
+#include "hetccl-run/preload.hpp"
 
 namespace hetccl::run {
 
@@ -10,6 +13,10 @@ LaunchPlan makeLaunchPlan(const RunOptions& options, std::string uniqueIdHex) {
   plan.uniqueIdHex = std::move(uniqueIdHex);
   if (options.domains > 0) plan.domainOfRank = assignDomains(options.nranks, options.domains, options.layout);
   if (options.hostIds > 0) plan.hostOfRank = assignHosts(options.nranks, options.hostIds);
+  if (!options.preload.empty()) {
+    const char* inherited = std::getenv("LD_PRELOAD");  // the loader's variable, not a hetccl setting
+    plan.ldPreload = preloadValue(resolvePreload(options.preload), inherited ? inherited : "");
+  }
   return plan;
 }
 
@@ -25,6 +32,7 @@ std::vector<EnvAssignment> rankVariables(const LaunchPlan& plan, int rank) {
   };
   if (!plan.domainOfRank.empty()) vars.emplace_back("HETCCL_DOMAIN", concat("d", plan.domainOfRank[rank]));
   if (!plan.hostOfRank.empty()) vars.emplace_back("HETCCL_HOST_ID", concat("h", plan.hostOfRank[rank]));
+  if (!plan.ldPreload.empty()) vars.emplace_back("LD_PRELOAD", plan.ldPreload);
   return vars;
 }
 

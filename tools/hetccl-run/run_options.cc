@@ -105,6 +105,7 @@ RunOptions parseRunOptions(const std::vector<std::string>& args) {
     else if (opt == "--host-ids") o.hostIds = parseCount(opt, cur.value(opt), 0);
     else if (opt == "--grace") o.graceSeconds = parseSeconds(opt, cur.value(opt));
     else if (opt == "--timeout") o.timeoutSeconds = parseSeconds(opt, cur.value(opt));
+    else if (opt == "--preload") o.preload = cur.value(opt);
     else if (opt == "-p" || opt == "--prefix") {
       cur.noValue(opt);
       o.prefixOutput = true;
@@ -132,6 +133,8 @@ std::string usageText() {
          "                     like 3,1 (ranks 0-2 in d0, rank 3 in d1; must sum to N)\n"
          "  --host-ids M       set HETCCL_HOST_ID=h0..hM-1 round-robin, so ranks act as separate hosts\n"
          "                     (default 0: leave HETCCL_HOST_ID as it is)\n"
+         "  --preload LIB      LD_PRELOAD LIB in every rank: a path, or nccl / rccl for the drop-in\n"
+         "                     libnccl.so.2 / librccl.so built with this hetccl-run (docs/DROP_IN.md)\n"
          "  -p, --prefix       prefix every output line with [rank]\n"
          "  --grace S          after a rank fails, wait S seconds before terminating the rest (default 30)\n"
          "  --timeout S        terminate every rank after S seconds (exit status 124); default: none\n"

@@ -16,6 +16,7 @@ struct RunOptions {
   bool prefixOutput = false;      ///< -p/--prefix: "[rank] " before every output line
   double graceSeconds = 30;       ///< --grace S: wait after a rank failed before terminating the rest
   double timeoutSeconds = 0;      ///< --timeout S: terminate everything after S seconds; 0 = never
+  std::string preload;            ///< --preload LIB: library put first in every rank's LD_PRELOAD ("" = none)
   std::vector<std::string> command;  ///< CMD ARGS...
   bool help = false;              ///< -h/--help: print usage and exit
 };

@@ -20,8 +20,9 @@
 // LD_PRELOADed allocators and libstdc++'s single operator new / iostream state get split). What remains
 // is the real library calling one of its *own public names* internally (NCCL's ncclBcast calls
 // ncclBroadcast, for instance; the adaptor never calls ncclBcast): such an internal call would bind to
-// the preloaded drop-in. Not yet verified for every call the adaptor makes: check on the GPU with
-// LD_DEBUG=bindings that no binding from the real libnccl resolves into hetccl.
+// the preloaded drop-in. It does (NCCL 2.28 calls its own ncclCommGetAsyncError, ncclGetVersion, ...
+// through its PLT): the drop-in hands such calls back to the caller's own function, see
+// src/nccl_abi/vendor_reentry.hpp (seen working on 2 x H200: bench/results/torch_dropin_h200x2_2026-11-22).
 
 namespace hetccl::domain::nccl {
 namespace {

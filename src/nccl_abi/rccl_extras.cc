@@ -1,0 +1,28 @@
+// RCCL's names beyond NCCL's API, compiled into librccl.so only: all-to-all under RCCL's spelling and the
+// variable-size all-to-all.
+#include "nccl_abi/comm_handle.hpp"
+#include "nccl_abi/entry.hpp"
+
+using hetccl::nccl_abi::movedType;
+using hetccl::nccl_abi::ready;
+using hetccl::nccl_abi::run;
+
+HETCCL_NCCL_EXPORT ncclResult_t ncclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                                             ncclDataType_t datatype, ncclComm_t comm, void* stream) {
+  HETCCL_NCCL_ROUTE_VENDOR(ncclAllToAll, sendbuff, recvbuff, count, datatype, comm, stream);
+  return run("ncclAllToAll",
+             [&] { return hetcclAlltoAll(sendbuff, recvbuff, count, movedType(datatype), ready(comm), stream); });
+}
+HETCCL_NCCL_TWIN(ncclAllToAll)
+
+HETCCL_NCCL_EXPORT ncclResult_t ncclAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                                              void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                                              ncclDataType_t datatype, ncclComm_t comm, void* stream) {
+  HETCCL_NCCL_ROUTE_VENDOR(ncclAllToAllv, sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, datatype, comm,
+                           stream);
+  return run("ncclAllToAllv", [&] {
+    return hetcclAlltoAllv(sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, movedType(datatype),
+                           ready(comm), stream);
+  });
+}
+HETCCL_NCCL_TWIN(ncclAllToAllv)

@@ -1,0 +1,65 @@
+"""Shared set-up of the torchrun programs in this folder (our own code; no hetccl import: under LD_PRELOAD
+PyTorch's "nccl" backend is served by hetccl's libnccl.so.2 without the program knowing).
+
+Environment: torchrun's RANK, WORLD_SIZE, LOCAL_RANK; BACKEND (nccl, default, or gloo); DEVICE (cuda,
+default, or cpu for checking the programs' logic without a GPU)."""
+import datetime
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def setup():
+    """Initialises the process group and returns (rank, world, device)."""
+    backend = os.environ.get("BACKEND", "nccl")
+    want_cpu = os.environ.get("DEVICE", "cuda") == "cpu"
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    if want_cpu:
+        device = torch.device("cpu")
+    else:
+        if not torch.cuda.is_available():
+            sys.exit("no CUDA device (set DEVICE=cpu BACKEND=gloo to check the logic on CPU)")
+        device = torch.device("cuda", local % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+    # Every collective has a deadline: a hang becomes an error from PyTorch's watchdog.
+    timeout = datetime.timedelta(seconds=float(os.environ.get("COLL_TIMEOUT", "300")))
+    dist.init_process_group(backend=backend, timeout=timeout)
+    return dist.get_rank(), dist.get_world_size(), device
+
+
+def describe():
+    """One line: torch version, backend, and where the NCCL names come from."""
+    loaded = "?"
+    try:
+        with open("/proc/self/maps") as maps:
+            libs = sorted({line.split()[-1] for line in maps if "libnccl" in line or "librccl" in line})
+        loaded = ", ".join(libs) or "none"
+    except OSError:
+        pass
+    return f"torch {torch.__version__}, backend {dist.get_backend()}, NCCL libraries mapped: {loaded}"
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def out_path(name):
+    """A file under $OUT_DIR (default: current folder)."""
+    folder = os.environ.get("OUT_DIR", ".")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, name)
+
+
+class Deadline:
+    """Wall-clock budget of a program: every run ends (with an error) instead of hanging."""
+
+    def __init__(self, seconds):
+        self.end = time.monotonic() + seconds
+
+    def check(self, what):
+        if time.monotonic() > self.end:
+            raise TimeoutError(f"deadline passed during {what}")

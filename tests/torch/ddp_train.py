@@ -1,0 +1,74 @@
+"""DDP training of model.TinyLM: per-step loss of the whole global batch to a file (rank 0), or a step-time
+benchmark.
+    torchrun --nproc-per-node N ddp_train.py --steps 200 --loss-file ddp_loss.txt
+    torchrun --nproc-per-node N ddp_train.py --bench --steps 120 --warmup 20 --bench-file ddp_bench.json
+The loss line of step k is "k <loss>" (the mean over all ranks' shards, reduced with SUM / world)."""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from common import Deadline, describe, out_path, setup, sync
+from model import batch, build_model, loss_fn, make_deterministic
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--global-batch", type=int, default=32)
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--loss-file", default="ddp_loss.txt")
+    p.add_argument("--bench", action="store_true", help="time steps instead of logging losses")
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--bench-file", default="ddp_bench.json")
+    p.add_argument("--label", default="")
+    p.add_argument("--deadline", type=float, default=900, help="seconds the whole run may take")
+    a = p.parse_args()
+    make_deterministic()
+    rank, world, device = setup()
+    deadline = Deadline(a.deadline)
+    model = DDP(build_model(a.seed, device), device_ids=[device.index] if device.type == "cuda" else None)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr)
+    losses, times = [], []
+    total = a.steps + (a.warmup if a.bench else 0)
+    for step in range(total):
+        deadline.check(f"step {step}")
+        inputs, targets = batch(a.seed, step, a.global_batch, rank, world, device)
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model, inputs, targets)
+        loss.backward()
+        opt.step()
+        if a.bench:
+            sync(device)
+            if step >= a.warmup:
+                times.append(time.perf_counter() - t0)
+        else:
+            mean = loss.detach().clone()
+            dist.all_reduce(mean)  # SUM (every backend has it), then / world
+            losses.append(mean.item() / world)
+    if rank == 0:
+        if a.bench:
+            ms = sorted(t * 1e3 for t in times)
+            result = {"label": a.label, "world": world, "backend": dist.get_backend(), "steps": len(ms),
+                      "median_ms": statistics.median(ms), "mean_ms": statistics.fmean(ms),
+                      "p10_ms": ms[len(ms) // 10], "p90_ms": ms[(9 * len(ms)) // 10], "setup": describe()}
+            with open(out_path(a.bench_file), "w") as f:
+                json.dump(result, f, indent=1)
+            print(f"ddp bench {a.label}: median {result['median_ms']:.2f} ms/step over {len(ms)} steps ({describe()})")
+        else:
+            with open(out_path(a.loss_file), "w") as f:
+                f.writelines(f"{k} {v:.9g}\n" for k, v in enumerate(losses))
+            print(f"ddp {a.label}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f} ({describe()})")
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

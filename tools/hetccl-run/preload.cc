@@ -1,0 +1,32 @@
+#include "hetccl-run/preload.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/error.hpp"
+
+namespace hetccl::run {
+
+std::string resolvePreload(const std::string& spec) {
+  namespace fs = std::filesystem;
+  fs::path path = spec;
+  if (spec == "nccl" || spec == "rccl") {
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) throw InvalidArgument(concat("--preload ", spec, ": cannot find hetccl-run's own folder: ", ec.message()));
+    path = self.parent_path().parent_path() / "dropin" / (spec == "nccl" ? "libnccl.so.2" : "librccl.so");
+  }
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec).lexically_normal();
+  if (ec || !fs::is_regular_file(absolute, ec) || access(absolute.c_str(), R_OK) != 0)
+    throw InvalidArgument(concat("--preload: '", absolute.string(), "' is not a readable file",
+                                 spec == "nccl" || spec == "rccl" ? " (build the drop-in libraries first)" : ""));
+  return absolute.string();
+}
+
+std::string preloadValue(const std::string& library, const std::string& inherited) {
+  return inherited.empty() ? library : library + ":" + inherited;
+}
+
+}  // namespace hetccl::run
