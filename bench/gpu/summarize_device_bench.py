@@ -194,6 +194,28 @@ def read(path):
     return path.read_text(errors="replace").rstrip() if path.exists() else "(missing)"
 
 
+def machine_and_commands(out_dir):
+    """Markdown lines: machine.txt, then every command with its exit status and seconds."""
+    lines = ["## Machine", "", "```", read(out_dir / "machine.txt"), "```", "",
+              "## Commands (exit status, seconds)", ""]
+    steps = {}
+    if (out_dir / "steps.tsv").exists():
+        for row in (out_dir / "steps.tsv").read_text().splitlines():
+            f = row.split("\t")
+            if len(f) == 3 and f[0] != "name":
+                steps[f[0]] = (f[1], f[2])
+    lines += ["| name | rc | s | command |", "|---|---|---|---|"]
+    if (out_dir / "commands.tsv").exists():
+        for row in (out_dir / "commands.tsv").read_text().splitlines():
+            name, _, cmd = row.partition("\t")
+            if name == "name":  # a header (two runs' files may be concatenated)
+                continue
+            rc, secs = steps.get(name, ("?", "?"))
+            lines.append(f"| {name} | {rc} | {secs} | `{cmd.replace('|', '&#124;')}` |")
+    lines.append("")
+    return lines
+
+
 def report(out_dir):
     raw = out_dir / "raw"
     pinned = parse_pinned(raw)
@@ -221,22 +243,7 @@ def report(out_dir):
     lines += ["## Goals missed", ""]
     lines += [f"- {goal}: {', '.join(at)}" for goal, at in misses.items()] or ["(none)"]
     lines.append("")
-    lines += ["## Machine", "", "```", read(out_dir / "machine.txt"), "```", "",
-              "## Commands (exit status, seconds)", ""]
-    steps = {}
-    if (out_dir / "steps.tsv").exists():
-        for row in (out_dir / "steps.tsv").read_text().splitlines():
-            f = row.split("\t")
-            if len(f) == 3 and f[0] != "name":
-                steps[f[0]] = (f[1], f[2])
-    lines += ["| name | rc | s | command |", "|---|---|---|---|"]
-    if (out_dir / "commands.tsv").exists():
-        for row in (out_dir / "commands.tsv").read_text().splitlines():
-            name, _, cmd = row.partition("\t")
-            if name == "name":  # a header (two runs' files may be concatenated)
-                continue
-            rc, secs = steps.get(name, ("?", "?"))
-            lines.append(f"| {name} | {rc} | {secs} | `{cmd.replace('|', '&#124;')}` |")
+    lines += machine_and_commands(out_dir)
     lines.append("")
     return "\n".join(lines)
 

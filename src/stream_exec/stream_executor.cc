@@ -47,6 +47,8 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_v1_t& gpu, int device, boot
   res_.recv.assign(n, nullptr);
   res_.reduce.assign(n, nullptr);
   res_.landing.assign(n, {});
+  sentBytes_.assign(n, 0);
+  receivedBytes_.assign(n, 0);
   check(gpu_.streamCreate(&res_.compute), "streamCreate(compute)");
   for (int p = 0; p < n; ++p) {
     if (p == topology_.rank) continue;
@@ -81,6 +83,7 @@ StreamExecutor::~StreamExecutor() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  logTraffic();
   // Released work still runs on the streams: wait (bounded) until they are idle before freeing what they
   // use. A user stream that never reaches its collectives keeps them busy: then everything is leaked.
   std::vector<void*> streams{res_.compute};
@@ -140,6 +143,25 @@ void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
     nextSeq_ = seq;
   }
   cv_.notify_all();
+  for (const algo::Step& st : schedule.steps) {
+    if (st.kind == algo::StepKind::Send) sentBytes_[st.peer] += st.bytes;
+    if (st.kind == algo::StepKind::Recv || st.kind == algo::StepKind::RecvReduce) receivedBytes_[st.peer] += st.bytes;
+  }
+}
+
+// One INFO line per rank with the bytes it moved to and from each peer (bench/gpu reads it to show whether
+// every rank's link is busy).
+void StreamExecutor::logTraffic() const {
+  std::string perPeer;
+  uint64_t sent = 0, received = 0;
+  for (size_t p = 0; p < sentBytes_.size(); ++p) {
+    if (static_cast<int>(p) == topology_.rank) continue;
+    sent += sentBytes_[p];
+    received += receivedBytes_[p];
+    perPeer += concat(" ", p, ":", sentBytes_[p], "/", receivedBytes_[p]);
+  }
+  HETCCL_INFO(log::kEngine, "rank ", topology_.rank, ": device traffic sent ", sent, " received ", received,
+              " bytes in ", nextSeq_, " groups (per peer sent/received:", perPeer, ")");
 }
 
 void StreamExecutor::drain() {

@@ -61,6 +61,7 @@ class StreamExecutor {
   void reportFailure(const std::exception& e);
   void ensureScratch(size_t bytes);
   void check(int rc, const char* what) const;
+  void logTraffic() const;
 
   const hetcclGpuPlugin_v1_t& gpu_;
   const int device_;
@@ -74,6 +75,7 @@ class StreamExecutor {
   EventPool events_;
   size_t scratchBytes_ = 0;
   uint64_t* doneFlag_ = nullptr;  // pinned; written by the compute stream at the end of each group
+  std::vector<uint64_t> sentBytes_, receivedBytes_;  // per peer, over the communicator's life (INFO log)
 
   std::mutex mu_;
   std::condition_variable cv_;
