@@ -45,7 +45,11 @@ def all_reduce(n, dtype):
         cases.append(("PRODUCT", dist.ReduceOp.PRODUCT, everyone.prod(0)))
     if not GLOO and dtype.is_floating_point:  # AVG and PREMUL_SUM: floating types (NCCL backend only)
         cases.append(("AVG", dist.ReduceOp.AVG, everyone.sum(0) / WORLD))
-        cases.append(("PREMUL_SUM(0.5)", dist._make_nccl_premul_sum(0.5), everyone.sum(0) * 0.5))
+        if dtype != torch.bfloat16:
+            cases.append(("PREMUL_SUM(0.5)", dist._make_nccl_premul_sum(0.5), everyone.sum(0) * 0.5))
+        # bfloat16 PREMUL_SUM is left out: torch 2.11 + the real NCCL 2.28.9 (no hetccl) return 0 for it
+        # (measured on 2 x H200; the factor arrives as 0, consistent with a float32 0.5 read as a 2-byte
+        # bfloat16). hetccl reads the scalar exactly as NCCL does and returns the same.
     for name, op, want in cases:
         t = x(RANK, n, dtype)
         dist.all_reduce(t, op=op)

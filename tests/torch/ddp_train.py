@@ -1,6 +1,6 @@
 """DDP training of model.TinyLM: per-step loss of the whole global batch to a file (rank 0), or a step-time
 benchmark.
-    torchrun --nproc-per-node N ddp_train.py --steps 200 --loss-file ddp_loss.txt
+    torchrun --nproc-per-node N ddp_train.py --steps 200 --loss-file ddp_loss.txt [--dtype float64]
     torchrun --nproc-per-node N ddp_train.py --bench --steps 120 --warmup 20 --bench-file ddp_bench.json
 The loss line of step k is "k <loss>" (the mean over all ranks' shards, reduced with SUM / world)."""
 import argparse
@@ -28,12 +28,14 @@ def main():
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--bench-file", default="ddp_bench.json")
     p.add_argument("--label", default="")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                   help="parameters and activations (float64 makes rounding-order effects negligible)")
     p.add_argument("--deadline", type=float, default=900, help="seconds the whole run may take")
     a = p.parse_args()
     make_deterministic()
     rank, world, device = setup()
     deadline = Deadline(a.deadline)
-    model = DDP(build_model(a.seed, device), device_ids=[device.index] if device.type == "cuda" else None)
+    model = DDP(build_model(a.seed, device).to(getattr(torch, a.dtype)), device_ids=[device.index] if device.type == "cuda" else None)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr)
     losses, times = [], []
     total = a.steps + (a.warmup if a.bench else 0)
