@@ -248,14 +248,15 @@ def report(out_dir):
     return "\n".join(lines)
 
 
-def main():
+def write_report(make_report, file_name, usage):
+    """The command line of a summarizer: OUT_DIR -> OUT_DIR/file_name (and stdout)."""
     if len(sys.argv) != 2:
-        sys.exit(__doc__)
+        sys.exit(usage)
     out_dir = Path(sys.argv[1])
-    text = report(out_dir)
-    (out_dir / "device_bench.md").write_text(text)
+    text = make_report(out_dir)
+    (out_dir / file_name).write_text(text)
     print(text)
 
 
 if __name__ == "__main__":
-    main()
+    write_report(report, "device_bench.md", __doc__)

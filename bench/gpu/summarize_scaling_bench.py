@@ -8,11 +8,9 @@ usage: summarize_scaling_bench.py OUT_DIR     (reads OUT_DIR/raw, writes OUT_DIR
 """
 import re
 import statistics
-import sys
-from pathlib import Path
 
 from summarize_device_bench import (COLLS, TORCH_LINE, bus_factor, hetccl_series, human, machine_and_commands,
-                                    median_rows, num, rep_files)
+                                    median_rows, num, rep_files, write_report)
 
 BASELINES = [("torch_nccl", "NCCL (one domain)"), ("torch_nccl_host", "NCCL host path"),
              ("torch_gloo", "Gloo (CUDA)")]
@@ -167,14 +165,5 @@ def report(out_dir):
     return "\n".join(lines)
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    out_dir = Path(sys.argv[1])
-    text = report(out_dir)
-    (out_dir / "scaling_bench.md").write_text(text)
-    print(text)
-
-
 if __name__ == "__main__":
-    main()
+    write_report(report, "scaling_bench.md", __doc__)
