@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages hetccl needs to build and test (run as root). Idempotent and quiet
 # when everything is present. Set HETCCL_BENCH_DEPS=1 to add the benchmark baselines (Open MPI, Gloo).
 set -euo pipefail
-pkgs=(cmake ninja-build g++ libssl-dev libgtest-dev libgmock-dev iproute2 procps python3)
+pkgs=(cmake ninja-build g++ libssl-dev libgtest-dev libgmock-dev iproute2 procps python3
+      clang-14 libclang-rt-14-dev nftables)  # libFuzzer builds; packet drops in the namespace fault suite
 if [[ "${HETCCL_BENCH_DEPS:-0}" == 1 ]]; then
   pkgs+=(openmpi-bin libopenmpi-dev libgloo-dev)
 fi

@@ -17,8 +17,9 @@
 namespace hetccl::bootstrap {
 
 /// Wire protocol version of the bootstrap and of rank descriptors. Ranks with different versions fail
-/// init with a clear error on every rank. Version 2 added the Goodbye frame (Bootstrap::leave).
-inline constexpr uint32_t kProtocolVersion = 2;
+/// init with a clear error on every rank. Version 2 added the Goodbye frame (Bootstrap::leave), version 3
+/// the Heartbeat and Notice frames (silent peers, failure notices).
+inline constexpr uint32_t kProtocolVersion = 3;
 
 /// This process's descriptor: host id (HETCCL_HOST_ID or detected: hostname + boot id), domain
 /// (HETCCL_DOMAIN or the device kind's name), pid, protocol version.
@@ -44,6 +45,10 @@ class Bootstrap {
   virtual std::optional<PeerError> failure() const = 0;
   /// Makes every current and future wait throw AbortedError. Safe from any thread.
   virtual void abort() = 0;
+  /// Tells the other ranks that this rank is failing because of `cause` (which names a peer), so that a
+  /// rank that next sees this one go away reports cause.peer() instead. Call it before tearing down
+  /// after a failure; best effort, bounded (~200 ms in all), never throws. Default: nothing.
+  virtual void reportFailure(const PeerError& cause) { (void)cause; }
 
   /// Says goodbye: tells every other rank of this bootstrap that this rank is done with it, so that its
   /// closing its connections afterwards is a normal leave, not a failure of this bootstrap (no failure()

@@ -1,5 +1,12 @@
 // Builds the bootstrap mesh: this rank connects to every lower rank's mesh listener and accepts every
 // higher rank on its own, both authenticated (the client's rank is proved inside the handshake).
+//
+// A rank that dies while the mesh is built is noticed well before the init deadline: every mesh listener
+// is bound before its rank joins the root and stays open until that rank has connected to all lower
+// ranks, so a refused connection means the rank is gone. Connecting ranks fail at once on a refusal;
+// accepting ranks probe the listener of a higher rank that has not connected yet every kProbeEveryMs and
+// give up after two refusals in a row (one refusal may be a rank that just finished: its proof may still
+// be on the way to this rank).
 #include <poll.h>
 
 #include <algorithm>
@@ -15,8 +22,54 @@ namespace hetccl::bootstrap {
 namespace {
 
 constexpr int kPollSliceMs = 100;
+constexpr int kProbeEveryMs = 500;
+constexpr int kProbeTimeoutMs = 100;
 
 std::string rankName(const RankDescriptor& d) { return concat("rank ", d.info.rank, " (host ", d.info.hostId, ")"); }
+
+/// True when `at` refused a connection (nothing listens there); false when it accepted or did not answer.
+bool refuses(const net::SocketAddress& at) {
+  try {
+    net::Socket probe = net::Socket::connect(at, Deadline::afterMs(kProbeTimeoutMs), false);
+    return false;
+  } catch (const TimeoutError&) {
+    return false;  // no answer (a slow or partitioned network) proves nothing
+  } catch (const PeerError&) {
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+/// Probes one missing higher rank per call (round robin); throws PeerError for a rank refused twice in a row.
+class DeathProbe {
+ public:
+  DeathProbe(const JoinContext& ctx, const std::vector<RankDescriptor>& table)
+      : ctx_(ctx), table_(table), refusals_(table.size(), 0), next_(ctx.rank + 1) {}
+
+  void maybeProbe(const std::vector<net::Socket>& sockets) {
+    if (Clock::now() < due_) return;
+    due_ = Clock::now() + std::chrono::milliseconds(kProbeEveryMs);
+    for (int tries = ctx_.rank + 1; tries < ctx_.nranks; ++tries) {
+      int r = next_;
+      next_ = next_ + 1 < ctx_.nranks ? next_ + 1 : ctx_.rank + 1;
+      if (sockets[r].valid()) continue;
+      refusals_[r] = refuses(table_[r].meshAddress) ? refusals_[r] + 1 : 0;
+      if (refusals_[r] >= 2)
+        throw PeerError(r, table_[r].info.hostId,
+                        concat("rank ", ctx_.rank, ": ", rankName(table_[r]),
+                               " closed its bootstrap mesh listener without connecting to this rank: it has exited"));
+      return;
+    }
+  }
+
+ private:
+  const JoinContext& ctx_;
+  const std::vector<RankDescriptor>& table_;
+  std::vector<int> refusals_;
+  int next_;
+  Clock::time_point due_ = Clock::now() + std::chrono::milliseconds(kProbeEveryMs);
+};
 
 /// Accepts ranks above ours until all are connected. Runs on its own thread; `stop` ends it early.
 void acceptHigherRanks(const JoinContext& ctx, const net::Listener& listener, const std::vector<RankDescriptor>& table,
@@ -24,6 +77,7 @@ void acceptHigherRanks(const JoinContext& ctx, const net::Listener& listener, co
   int missing = ctx.nranks - 1 - ctx.rank;
   auto allowed = [&](int r) { return r > ctx.rank && r < ctx.nranks && !sockets[r].valid(); };
   AuthenticatingAcceptor acceptor(listener, ctx.id.secret, Purpose::Mesh, ctx.rank, allowed);
+  DeathProbe probe(ctx, table);
   std::vector<pollfd> fds;
   while (missing > 0) {
     ctx.checkAbort("building the bootstrap mesh");
@@ -43,13 +97,25 @@ void acceptHigherRanks(const JoinContext& ctx, const net::Listener& listener, co
       sockets[peer.rank] = std::move(peer.socket);
       --missing;
     }
+    if (missing > 0) probe.maybeProbe(sockets);
   }
 }
 
 net::Socket connectToLowerRank(const JoinContext& ctx, const RankDescriptor& peer) {
   std::string name = rankName(peer);
   while (true) {
-    net::Socket s = ctx.connect(peer.meshAddress, name);
+    net::Socket s;
+    try {
+      s = ctx.connect(peer.meshAddress, concat(name, "'s mesh listener at ", peer.meshAddress.toString()), false);
+    } catch (const TimeoutError&) {
+      throw TimeoutError(peer.info.rank, peer.info.hostId,
+                         concat("rank ", ctx.rank, ": could not connect to ", name, "'s bootstrap mesh listener at ",
+                                peer.meshAddress.toString(), " before the deadline"));
+    } catch (const PeerError& e) {  // its listener is bound until it has connected to us: it is gone
+      throw PeerError(peer.info.rank, peer.info.hostId,
+                      concat("rank ", ctx.rank, ": ", name, " refused its bootstrap mesh connection: it has exited (",
+                             e.what(), ")"));
+    }
     try {
       authenticateAsClient(s, ctx.id.secret, Purpose::Mesh, ctx.rank, peer.info.rank, ctx.deadline, name);
       return s;

@@ -27,15 +27,14 @@ void JoinContext::checkAbort(const std::string& during) const {
     throw AbortedError(concat("rank ", rank, ": bootstrap aborted while ", during));
 }
 
-net::Socket JoinContext::connect(const net::SocketAddress& to, const std::string& peer) const {
+net::Socket JoinContext::connect(const net::SocketAddress& to, const std::string& peer, bool retryRefused) const {
   while (true) {
     checkAbort(concat("connecting to ", peer));
     try {
-      return net::Socket::connect(to, deadline.min(Deadline::afterMs(kSliceMs)));
+      return net::Socket::connect(to, deadline.min(Deadline::afterMs(kSliceMs)), retryRefused);
     } catch (const TimeoutError&) {
       if (deadline.expired())
-        throw TimeoutError(-1, "", concat("rank ", rank, ": could not connect to ", peer, " at ", to.toString(),
-                                          " before the deadline"));
+        throw TimeoutError(-1, "", concat("rank ", rank, ": could not connect to ", peer, " before the deadline"));
     }
   }
 }

@@ -25,7 +25,7 @@ std::string checkFrameHeader(const unsigned char* h, uint32_t maxPayload) {
   if (uint16_t v = wire::getU16(h + 4); v != kFrameVersion)
     return concat("frame version ", v, " (this build speaks ", kFrameVersion, ")");
   uint16_t type = wire::getU16(h + 6);
-  if (type < static_cast<uint16_t>(FrameType::Descriptor) || type > static_cast<uint16_t>(FrameType::Goodbye))
+  if (type < static_cast<uint16_t>(FrameType::Descriptor) || type > static_cast<uint16_t>(FrameType::Notice))
     return concat("unknown frame type ", type);
   if (uint32_t len = wire::getU32(h + 12); len > maxPayload)
     return concat("frame payload of ", len, " bytes exceeds the limit of ", maxPayload);

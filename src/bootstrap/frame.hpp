@@ -22,11 +22,21 @@ inline constexpr uint32_t kMaxFramePayload = 16u << 20;
 enum class FrameType : uint16_t {
   Descriptor = 1,  ///< rank -> root: this rank's descriptor
   Table = 2,       ///< root -> rank: every rank's descriptor, in rank order
-  Error = 3,       ///< root -> rank: init failed; payload is the message (UTF-8, <= 4 KiB)
+  Error = 3,       ///< root -> rank: init failed; payload is the message (UTF-8, <= 4 KiB); tag says
+                   ///< why: 0 inconsistent job, kErrorRankFailed|r rank r failed, kErrorRankMissing|r
+                   ///< rank r never joined before the deadline
   Data = 4,        ///< rank <-> rank: Bootstrap::send/recv; payload = u32 comm id | u32 zero | bytes
   Collective = 5,  ///< rank <-> rank: allGather/barrier; tag = per-comm call sequence; payload as Data
   Goodbye = 6,     ///< rank -> rank: the sender finalized comm id (payload = u32 comm id | u32 zero; tag 0)
+  Heartbeat = 7,   ///< rank -> rank: "still here" (empty payload, tag 0), every heartbeat period
+  Notice = 8,      ///< rank -> rank: the sender failed because of rank R (payload = u32 comm | u32 zero |
+                   ///< i32 R | reason, UTF-8, <= 1 KiB; tag 0)
 };
+
+/// Error frame tags (low 24 bits: the rank at fault).
+inline constexpr uint32_t kErrorRankFailed = 1u << 30;
+inline constexpr uint32_t kErrorRankMissing = 1u << 31;
+inline constexpr uint32_t kErrorRankMask = (1u << 24) - 1;
 
 struct Frame {
   FrameType type = FrameType::Data;

@@ -22,8 +22,9 @@ struct JoinContext {
 
   /// Throws AbortedError when the abort flag is set; `during` says what was going on.
   void checkAbort(const std::string& during) const;
-  /// Socket::connect that retries until the deadline, checking the abort flag in between.
-  net::Socket connect(const net::SocketAddress& to, const std::string& peer) const;
+  /// Socket::connect that retries until the deadline, checking the abort flag in between. With
+  /// `retryRefused` false a refused connection throws PeerError at once (see net::Socket::connect).
+  net::Socket connect(const net::SocketAddress& to, const std::string& peer, bool retryRefused = true) const;
   /// Waits until `fd` is readable: true when readable, false at the deadline. Checks the abort flag.
   bool waitReadable(int fd, const std::string& during) const;
 };

@@ -4,9 +4,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "bootstrap/wire.hpp"
+#include "core/config.hpp"
 #include "core/log.hpp"
 
 namespace hetccl::bootstrap {
@@ -19,12 +21,20 @@ Mesh::Mesh(int rank, std::vector<PeerInfo> peers, std::vector<net::Socket> socke
       departures_(peers_.size()) {
   readers_.resize(sockets_.size());
   for (size_t i = 0; i < sockets_.size(); ++i) sendLocks_.push_back(std::make_unique<std::mutex>());
+  pendingOut_.resize(sockets_.size());
+  lastHeard_.assign(sockets_.size(), Clock::now());
+  nextHeartbeat_ = Clock::now();
+  silenceMs_ = config().timeoutMs();
+  heartbeatMs_ = static_cast<int>(std::clamp<int64_t>(silenceMs_ / 20, 20, 500));
+  for (auto& s : sockets_)
+    if (s.valid()) s.setKeepalive(silenceMs_);  // the kernel, too, gives up on a vanished host
   wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wakeFd_ < 0) throw SystemError::fromErrno("eventfd", errno);
   reader_ = std::thread([this] { readLoop(); });
 }
 
 Mesh::~Mesh() {
+  noticeOnAbnormalExit();
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -69,11 +79,20 @@ void Mesh::readFrom(int peer) {
   const net::Socket& s = sockets_[peer];
   try {
     while (auto frame = readers_[peer].readFrom(s, name(peer))) {
-      if (frame->type != FrameType::Data && frame->type != FrameType::Collective && frame->type != FrameType::Goodbye)
+      if (frame->type == FrameType::Heartbeat) {
+        if (!frame->payload.empty() || frame->tag != 0) throw PeerError(peer, "", "malformed heartbeat");
+        continue;  // arriving at all was the point
+      }
+      if (frame->type != FrameType::Data && frame->type != FrameType::Collective && frame->type != FrameType::Goodbye &&
+          frame->type != FrameType::Notice)
         throw PeerError(peer, "", concat("unexpected frame type ", int(frame->type)));
       if (frame->payload.size() < kSubheaderBytes || wire::getU32(frame->payload.data() + 4) != 0)
         throw PeerError(peer, "", "malformed message header");
       uint32_t comm = wire::getU32(frame->payload.data());
+      if (frame->type == FrameType::Notice) {
+        recordNotice(peer, frame->payload);
+        continue;
+      }
       if (frame->type == FrameType::Goodbye) {
         if (frame->payload.size() != kSubheaderBytes || frame->tag != 0)
           throw PeerError(peer, "", "malformed goodbye");
@@ -89,7 +108,9 @@ void Mesh::readFrom(int peer) {
     }
   } catch (const PeerError& e) {
     std::string text = e.what();
-    if (text.ends_with("connection closed"))
+    // A process that exits with bytes unread (our heartbeats, at least) resets its connections instead of
+    // closing them: both mean it went away.
+    if (text.ends_with("connection closed") || text.ends_with(std::strerror(ECONNRESET)))
       recordFailure(peer, concat(name(peer), " closed its bootstrap connection: process died?"));
     else
       recordFailure(peer, concat(name(peer), " broke its bootstrap connection: ", text));
@@ -98,9 +119,23 @@ void Mesh::readFrom(int peer) {
   }
 }
 
+void Mesh::recordNotice(int from, const std::vector<unsigned char>& payload) {
+  if (payload.size() < kSubheaderBytes + 4 || payload.size() > kSubheaderBytes + 4 + kMaxNoticeReason)
+    throw PeerError(from, "", "malformed failure notice");
+  int blamed = wire::getI32(payload.data() + kSubheaderBytes);
+  if (blamed < 0 || blamed >= static_cast<int>(peers_.size()) || blamed == from)
+    throw PeerError(from, "", concat("failure notice about rank ", blamed));
+  if (blamed == rank_) return;  // this rank knows it is alive; the sender's own failure shows when it leaves
+  std::string reason(payload.begin() + kSubheaderBytes + 4, payload.end());
+  for (char& c : reason)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  recordFailure(blamed, concat(name(from), " reports: ", reason));
+}
+
 void Mesh::readLoop() noexcept {
   std::vector<pollfd> fds;
   std::vector<int> owners;
+  int sleepMs = 0;
   while (true) {
     fds.assign(1, pollfd{wakeFd_, POLLIN, 0});
     owners.assign(1, -1);
@@ -113,15 +148,21 @@ void Mesh::readLoop() noexcept {
           owners.push_back(static_cast<int>(p));
         }
     }
-    int rc = ::poll(fds.data(), fds.size(), -1);
-    if (rc < 0) {
-      if (errno == EINTR) continue;
+    int rc = ::poll(fds.data(), fds.size(), sleepMs);
+    if (rc < 0 && errno != EINTR) {
       HETCCL_WARN(log::kBootstrap, "bootstrap rank ", rank_, ": poll failed: ", std::strerror(errno));
       return;
     }
-    if (fds[0].revents) return;
-    for (size_t i = 1; i < fds.size(); ++i)
-      if (fds[i].revents) readFrom(owners[i]);
+    if (rc > 0) {
+      if (fds[0].revents) return;
+      const auto now = Clock::now();
+      for (size_t i = 1; i < fds.size(); ++i)
+        if (fds[i].revents) {
+          lastHeard_[owners[i]] = now;  // data, a heartbeat or the end: the peer (or its kernel) answered
+          readFrom(owners[i]);
+        }
+    }
+    sleepMs = livenessTick();
   }
 }
 
@@ -158,9 +199,10 @@ void Mesh::send(int peer, FrameType type, uint32_t comm, uint32_t tag, const voi
   std::vector<unsigned char> payload(kSubheaderBytes + bytes);
   wire::putU32(payload.data(), comm);
   if (bytes) std::memcpy(payload.data() + kSubheaderBytes, data, bytes);
+  std::vector<unsigned char> frame = encodeFrame(type, tag, payload.data(), payload.size());
   std::lock_guard sendLock(*sendLocks_[peer]);
   try {
-    sendFrame(sockets_[peer], type, tag, payload, Deadline::fromConfig(), name(peer));
+    sendLocked(peer, frame, Deadline::fromConfig());
   } catch (const TimeoutError& e) {
     throw TimeoutError(peer, peers_[peer].hostId, concat("bootstrap rank ", rank_, ": ", e.what()));
   } catch (const Error& e) {
@@ -172,6 +214,11 @@ void Mesh::send(int peer, FrameType type, uint32_t comm, uint32_t tag, const voi
 void Mesh::goodbye(uint32_t comm, const std::vector<int>& members) {
   std::vector<unsigned char> payload(kSubheaderBytes, 0);
   wire::putU32(payload.data(), comm);
+  const std::vector<unsigned char> frame = encodeFrame(FrameType::Goodbye, 0, payload.data(), payload.size());
+  if (comm == 0) {
+    std::lock_guard lock(mutex_);
+    leftWorld_ = true;
+  }
   for (int peer : members) {
     if (peer == rank_) continue;
     {
@@ -180,7 +227,7 @@ void Mesh::goodbye(uint32_t comm, const std::vector<int>& members) {
     }
     std::lock_guard sendLock(*sendLocks_[peer]);
     try {
-      sendFrame(sockets_[peer], FrameType::Goodbye, 0, payload, Deadline::fromConfig(), name(peer));
+      sendLocked(peer, frame, Deadline::fromConfig());
     } catch (const Error& e) {  // it left or died meanwhile; its reader side reports what it did
       HETCCL_TRACE(log::kBootstrap, "bootstrap rank ", rank_, ": goodbye to ", name(peer), " not sent: ", e.what());
     }

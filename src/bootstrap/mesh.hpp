@@ -3,6 +3,13 @@
 // error, malformed frame) as a PeerError naming its rank and host. Shared by a Bootstrap and its splits.
 // A peer that said goodbye on a comm id (it finalized that communicator) has left it normally: its
 // failure no longer counts for that comm id, only for the comm ids it has not left.
+//
+// Liveness (mesh_liveness.cc): the reader thread sends a Heartbeat frame to every peer each heartbeat
+// period (HETCCL_TIMEOUT / 20, within [20 ms, 500 ms]) without ever blocking on one, and a peer from which
+// nothing at all arrived for HETCCL_TIMEOUT is a failure ("sent nothing ... stopped, hung or
+// unreachable"): a SIGSTOPped process, a dead link or dropped packets are named on every rank, whichever
+// rank each one was waiting for. A rank that goes away after a failure without saying goodbye first sends
+// every peer a Notice naming the failure it saw, so that ranks which see it leave report the real cause.
 #pragma once
 
 #include <condition_variable>
@@ -26,6 +33,9 @@ namespace hetccl::bootstrap {
 
 class Mesh {
  public:
+  /// Longest reason a failure Notice carries (bytes).
+  static constexpr size_t kMaxNoticeReason = 1024;
+
   /// `sockets[r]` is the connection to rank r (invalid at `rank`); `peers[r]` its descriptor.
   /// Starts the reader thread.
   Mesh(int rank, std::vector<PeerInfo> peers, std::vector<net::Socket> sockets);
@@ -50,6 +60,11 @@ class Mesh {
   /// failed. Best effort: a peer whose connection is already gone is skipped; never throws for a peer.
   void goodbye(uint32_t comm, const std::vector<int>& members);
 
+  /// Tells every peer that has not failed that this rank failed because of `cause` (a Notice frame naming
+  /// cause.peer()), so that they report that rank rather than this one when this rank goes away. Best
+  /// effort: waits at most ~200 ms in all, never throws. Ignored when cause.peer() is not a peer.
+  void notifyFailure(const PeerError& cause);
+
   /// The earliest failure among the `members` (global ranks) that have not left `comm`, if any.
   std::optional<PeerError> failure(const std::vector<int>& members, uint32_t comm) const;
   /// Wakes every wait with AbortedError, now and later.
@@ -69,13 +84,32 @@ class Mesh {
   void readFrom(int peer);
   void recordFailure(int peer, const std::string& what);
   void recordGoodbye(int peer, uint32_t comm);
+  void recordNotice(int from, const std::vector<unsigned char>& payload);
   std::optional<PeerError> failureLocked(const std::vector<int>& members, uint32_t comm) const;
+
+  // mesh_liveness.cc
+  /// Reader thread, once per wake-up: heartbeats that are due, peers silent for too long. Returns the
+  /// milliseconds until the next due heartbeat (the longest the reader may sleep).
+  int livenessTick();
+  /// Non-blocking: queues one heartbeat for `peer` unless a send is under way or bytes are still pending.
+  void sendHeartbeat(int peer);
+  /// Sends `frame` to `peer` after any bytes a heartbeat left pending; caller holds sendLocks_[peer].
+  void sendLocked(int peer, const std::vector<unsigned char>& frame, Deadline deadline);
+  /// Sends a Notice blaming `blamed` to every other live peer, all within `budgetMs` together.
+  void broadcastNotice(int blamed, const std::string& reason, uint32_t comm, int budgetMs) noexcept;
+  /// At teardown without goodbye: notices of the earliest failure of a peer that never said goodbye.
+  void noticeOnAbnormalExit() noexcept;
 
   int rank_;
   std::vector<PeerInfo> peers_;
   std::vector<net::Socket> sockets_;
   std::vector<FrameReader> readers_;
   std::vector<std::unique_ptr<std::mutex>> sendLocks_;
+  std::vector<std::vector<unsigned char>> pendingOut_;  // per peer, under sendLocks_[peer]: a heartbeat's tail
+  std::vector<Clock::time_point> lastHeard_;            // reader thread only: when bytes last arrived
+  Clock::time_point nextHeartbeat_;                     // reader thread only
+  int64_t silenceMs_ = 0;                               // HETCCL_TIMEOUT
+  int heartbeatMs_ = 0;
   int wakeFd_ = -1;  // eventfd: tells the reader thread to stop
 
   mutable std::mutex mutex_;
@@ -86,6 +120,7 @@ class Mesh {
   uint64_t failureCount_ = 0;
   bool aborted_ = false;
   bool stopping_ = false;
+  bool leftWorld_ = false;  // goodbye() was called for comm 0: a normal teardown follows
   std::thread reader_;
 };
 

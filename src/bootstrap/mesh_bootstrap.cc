@@ -67,6 +67,12 @@ void MeshBootstrap::leave() { mesh_->goodbye(comm_, members_); }
 
 void MeshBootstrap::abort() { mesh_->abort(); }
 
+void MeshBootstrap::reportFailure(const PeerError& cause) {
+  // cause.peer() is a rank of this view; the mesh speaks global ranks.
+  if (cause.peer() < 0 || cause.peer() >= size() || cause.peer() == myIndex_) return;
+  mesh_->notifyFailure(PeerError(members_[cause.peer()], cause.host(), cause.what()));
+}
+
 std::unique_ptr<Bootstrap> MeshBootstrap::split(const std::vector<int>& ranks, uint32_t commTag) {
   std::set<int> seen;
   int mine = -1;

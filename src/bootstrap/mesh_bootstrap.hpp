@@ -24,6 +24,7 @@ class MeshBootstrap : public Bootstrap {
   void barrier() override;
   std::optional<PeerError> failure() const override;
   void abort() override;
+  void reportFailure(const PeerError& cause) override;
   void leave() override;
   std::unique_ptr<Bootstrap> split(const std::vector<int>& ranks, uint32_t commTag) override;
 

@@ -67,12 +67,15 @@ void RendezvousRoot::serve() noexcept {
       session.service(fds.data() + own);
       for (auto& peer : acceptor.service(fds.data())) session.add(std::move(peer));
     }
-    if (!session.complete() && !stop_)
+    if (!session.complete() && !stop_) {
       HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), ": deadline passed with ",
                   session.progressText());
+      session.giveUp(concat("the rendezvous root ", listener_.address().toString()));
+    }
   } catch (const std::exception& e) {
     HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), " stopped: ", e.what());
   }
+  listener_.close();  // its port is free again at once (the object waits in the registry to be joined)
   finished_ = true;
 }
 

@@ -30,7 +30,8 @@ class RendezvousRoot {
   bool finished() const { return finished_.load(); }
 
   /// Starts a root owned by a process-wide registry (so it outlives the caller and still answers late
-  /// ranks after an error), joined at process exit. Returns the bound address.
+  /// ranks after an error). A finished root has closed its listener; its thread is joined when the next
+  /// root starts or at process exit. Returns the bound address.
   static net::SocketAddress startInBackground(const net::SocketAddress& at, const Secret& secret, Deadline deadline);
 
  private:

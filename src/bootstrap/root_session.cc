@@ -38,6 +38,22 @@ std::string RootSession::progressText() const {
   return concat(registered_, " of ", nranks_, " ranks joined");
 }
 
+void RootSession::giveUp(const std::string& where) {
+  if (complete() || !error_.empty() || nranks_ == 0) return;
+  std::string missing, joined;  // a few of each: the message must stay far below the 4 KiB error limit
+  int nMissing = 0, nJoined = 0, firstMissing = -1;
+  for (int r = 0; r < nranks_; ++r) {
+    if (byRank_[r] && nJoined++ < 8) joined += concat(nJoined > 1 ? ", " : "", rankName(r, byRank_[r]->info.hostId));
+    if (!byRank_[r] && firstMissing < 0) firstMissing = r;
+    if (!byRank_[r] && nMissing++ < 16) missing += concat(nMissing > 1 ? ", " : "", r);
+  }
+  if (nMissing > 16) missing += concat(" and ", nMissing - 16, " more");
+  if (nJoined > 8) joined += concat(" and ", nJoined - 8, " more");
+  fail(concat(nMissing == 1 ? "rank " : "ranks ", missing, " of ", nranks_, " did not join at ", where,
+              " before the init deadline (HETCCL_TIMEOUT): not started, or failed before joining; joined: ", joined),
+       kErrorRankMissing | static_cast<uint32_t>(firstMissing));
+}
+
 void RootSession::service(const pollfd* fds) {
   size_t count = waiting_.size();  // members added after poll() are not in `fds`
   std::vector<Member*> ready;
@@ -57,7 +73,8 @@ void RootSession::service(const pollfd* fds) {
       m->socket.close();
       if (m->registered && error_.empty()) {
         const auto& d = *byRank_[m->handshakeRank];
-        fail(concat(rankName(d.info.rank, d.info.hostId), " disconnected from the rendezvous root before every rank had joined"));
+        fail(concat(rankName(d.info.rank, d.info.hostId), " disconnected from the rendezvous root before every rank had joined"),
+             kErrorRankFailed | static_cast<uint32_t>(d.info.rank));
       }
     }
   }
@@ -104,7 +121,7 @@ void RootSession::onDescriptor(Member& m, const Frame& frame) {
     problem = concat("rank ", m.handshakeRank, " sent an invalid descriptor: ", e.what());
   }
   if (!error_.empty()) {  // the job has failed already: every late rank gets the same message
-    answer(m, FrameType::Error, std::vector<unsigned char>(error_.begin(), error_.end()));
+    answer(m, FrameType::Error, std::vector<unsigned char>(error_.begin(), error_.end()), errorTag_);
     return;
   }
   if (!problem.empty()) {
@@ -122,17 +139,18 @@ void RootSession::onDescriptor(Member& m, const Frame& frame) {
   ++registered_;
 }
 
-void RootSession::fail(const std::string& message) {
+void RootSession::fail(const std::string& message, uint32_t tag) {
   error_ = message;
+  errorTag_ = tag;
   HETCCL_WARN(log::kBootstrap, "bootstrap root: init failed: ", message);
   std::vector<unsigned char> payload(message.begin(), message.end());
   for (auto& m : waiting_)
-    if (m->socket.valid() && m->sentDescriptor) answer(*m, FrameType::Error, payload);
+    if (m->socket.valid() && m->sentDescriptor) answer(*m, FrameType::Error, payload, tag);
 }
 
-void RootSession::answer(Member& m, FrameType type, const std::vector<unsigned char>& payload) {
+void RootSession::answer(Member& m, FrameType type, const std::vector<unsigned char>& payload, uint32_t tag) {
   try {
-    sendFrame(m.socket, type, 0, payload, Deadline::afterMs(kAnswerTimeoutMs), concat("rank ", m.handshakeRank));
+    sendFrame(m.socket, type, tag, payload, Deadline::afterMs(kAnswerTimeoutMs), concat("rank ", m.handshakeRank));
   } catch (const Error& e) {
     HETCCL_INFO(log::kBootstrap, "bootstrap root: could not answer: ", e.what());
   }

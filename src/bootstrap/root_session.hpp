@@ -28,6 +28,10 @@ class RootSession {
   bool complete() const;
   /// "3 of 4 ranks joined" for the deadline warning.
   std::string progressText() const;
+  /// At the root's deadline: every rank still waiting gets an error naming the ranks that never joined
+  /// (`where` names the root). Nothing happens when the job is complete, has failed already, or no rank
+  /// has registered (the job size is unknown then).
+  void giveUp(const std::string& where);
 
  private:
   struct Member {
@@ -43,8 +47,9 @@ class RootSession {
   /// Some registered rank, to name in mismatch messages (the lowest one).
   const RankDescriptor* reference() const;
   void onDescriptor(Member& m, const Frame& frame);
-  void fail(const std::string& message);
-  void answer(Member& m, FrameType type, const std::vector<unsigned char>& payload);
+  /// Fails the job: every waiting rank (and every later one) gets `message` with Error tag `tag`.
+  void fail(const std::string& message, uint32_t tag = 0);
+  void answer(Member& m, FrameType type, const std::vector<unsigned char>& payload, uint32_t tag = 0);
   void sendTable();
 
   std::vector<std::unique_ptr<Member>> waiting_;  // not answered yet
@@ -54,6 +59,7 @@ class RootSession {
   int answered_ = 0;
   int largestNranks_ = 0;
   std::string error_;
+  uint32_t errorTag_ = 0;
   bool tableSent_ = false;
 };
 

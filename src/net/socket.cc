@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -88,7 +90,7 @@ void Socket::close() noexcept {
   fd_ = -1;
 }
 
-Socket Socket::connect(const SocketAddress& to, Deadline deadline) {
+Socket Socket::connect(const SocketAddress& to, Deadline deadline, bool retryRefused) {
   int backoffMs = 5;
   while (true) {
     Socket s(::socket(to.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -99,6 +101,8 @@ Socket Socket::connect(const SocketAddress& to, Deadline deadline) {
       s.setNonBlocking(false);
       return s;
     }
+    if (err == ECONNREFUSED && !retryRefused)
+      throw PeerError(-1, "", concat("connect to ", to.toString(), " refused: nothing listens there"));
     if (!worthRetrying(err)) throw SystemError::fromErrno(concat("connect to ", to.toString()), err);
     if (deadline.expired())
       throw TimeoutError(-1, "", concat("connect to ", to.toString(), ": deadline passed (last error: ",
@@ -130,10 +134,10 @@ void Socket::recvAll(void* data, size_t bytes, Deadline deadline, const std::str
   }
 }
 
-size_t Socket::sendSome(const void* data, size_t bytes, const std::string& peer) const {
+size_t Socket::sendSome(const void* data, size_t bytes, const std::string& peer, bool more) const {
   if (bytes == 0) return 0;
   while (true) {
-    ssize_t n = ::send(fd_, data, bytes, kIoFlags);
+    ssize_t n = ::send(fd_, data, bytes, kIoFlags | (more ? MSG_MORE : 0));
     if (n >= 0) return static_cast<size_t>(n);
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
@@ -154,6 +158,21 @@ size_t Socket::recvSome(void* data, size_t bytes, const std::string& peer) const
 }
 
 void Socket::setNonBlocking(bool on) const { setFlag(fd_, O_NONBLOCK, on); }
+
+void Socket::setKeepalive(int64_t timeoutMs) const {
+  if (timeoutMs <= 0) return;
+  const int64_t seconds = (timeoutMs + 999) / 1000;
+  int on = 1;
+  int idle = static_cast<int>(std::clamp<int64_t>((seconds + 1) / 2, 1, 32767));
+  int interval = static_cast<int>(std::clamp<int64_t>((seconds + 5) / 6, 1, 32767));
+  int count = 3;
+  unsigned userTimeout = static_cast<unsigned>(std::min<int64_t>(timeoutMs, UINT32_MAX));
+  (void)setsockopt(fd_, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  (void)setsockopt(fd_, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  (void)setsockopt(fd_, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  (void)setsockopt(fd_, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+  (void)setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &userTimeout, sizeof userTimeout);
+}
 
 void Socket::setBufferSizes(int bytes) const {
   if (bytes <= 0) return;

@@ -44,8 +44,9 @@ class Socket {
   ~Socket();
 
   /// Connects (non-blocking connect + poll) and retries refused connections until the deadline
-  /// (the peer may not be listening yet). TCP_NODELAY set, close-on-exec.
-  static Socket connect(const SocketAddress& to, Deadline deadline);
+  /// (the peer may not be listening yet). TCP_NODELAY set, close-on-exec. With `retryRefused` false a
+  /// refusal (nothing listens there: the process is gone) throws PeerError at once instead.
+  static Socket connect(const SocketAddress& to, Deadline deadline, bool retryRefused = true);
 
   /// Writes/reads exactly `bytes` or throws (SystemError on error, PeerError("connection closed") on
   /// EOF, TimeoutError at the deadline). `peer` names the other end in error messages.
@@ -53,9 +54,16 @@ class Socket {
   void recvAll(void* data, size_t bytes, Deadline deadline, const std::string& peer) const;
 
   /// Non-blocking partial I/O for progress loops: returns bytes moved (0 when it would block).
-  /// Throws on error or EOF (recv).
-  size_t sendSome(const void* data, size_t bytes, const std::string& peer) const;
+  /// Throws on error or EOF (recv). `more` (MSG_MORE): more data follows at once, so a small header
+  /// and its payload leave in one segment.
+  size_t sendSome(const void* data, size_t bytes, const std::string& peer, bool more = false) const;
   size_t recvSome(void* data, size_t bytes, const std::string& peer) const;
+
+  /// Lets the kernel notice a peer host that vanished (no reset, no answer) after about `timeoutMs`
+  /// and never sooner: TCP keepalive probes (idle ~timeout/2, then 3 probes ~timeout/6 apart) and
+  /// TCP_USER_TIMEOUT = timeoutMs (unacknowledged data). The next I/O then fails with ETIMEDOUT.
+  /// Best effort: options the kernel lacks are skipped.
+  void setKeepalive(int64_t timeoutMs) const;
 
   void setNonBlocking(bool on) const;
   void setBufferSizes(int bytes) const;  ///< SO_SNDBUF/SO_RCVBUF (0 = leave the kernel's)
@@ -88,6 +96,8 @@ class Listener {
   /// Accepts one connection if one is pending, else returns an invalid Socket.
   Socket tryAccept() const;
   int fd() const { return socket_.fd(); }
+  /// Stops listening (later connections are refused); address() stays as it was.
+  void close() noexcept { socket_.close(); }
 
  private:
   Socket socket_;

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -38,6 +39,10 @@ struct ConnectInfo {
   PeerInfo peer;
   uint64_t token = 0;
   const std::atomic<bool>* abortFlag = nullptr;
+  /// Optional: called every few tens of milliseconds while accept() waits; throws (e.g. the
+  /// bootstrap's PeerError) to end the wait early when the job has already failed, e.g. because the
+  /// very peer being waited for died before it connected (which tcp alone cannot see).
+  std::function<void()> checkFailure = nullptr;
 };
 
 /// Accumulating receive: instead of storing the incoming bytes, the transport calls

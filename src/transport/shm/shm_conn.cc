@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "transport/base/crc32c.hpp"
+#include "transport/base/integrity.hpp"
 
 namespace hetccl::transport::shm {
 namespace {
@@ -17,7 +19,8 @@ void checkRequest(Request r, Request lastIssued, const char* side, const PeerInf
 }  // namespace
 
 ShmConnBase::ShmConnBase(ShmSegment segment, const ConnectInfo& info)
-    : segment_(std::move(segment)), ring_(segment_.ring()), info_(info), watch_(info.peer) {}
+    : segment_(std::move(segment)), ring_(segment_.ring()), info_(info), watch_(info.peer),
+      checksum_(checksumsEnabled()) {}
 
 void ShmConnBase::onNoProgress(const char* what, bool peerClosed) {
   if (info_.abortFlag && info_.abortFlag->load(std::memory_order_acquire))
@@ -58,8 +61,11 @@ bool ShmSendConn::progress() {
     }
     Pending& m = queue_.front();
     size_t piece = std::min<size_t>(ring_.slotBytes, m.bytes - m.offset);
-    if (piece > 0) std::memcpy(ring_.slot(head_), m.data + m.offset, piece);
-    ring_.slotInfo(head_) = SlotInfo{m.id, piece};
+    unsigned char* slot = ring_.slot(head_);
+    if (piece > 0) std::memcpy(slot, m.data + m.offset, piece);
+    const uint32_t crc = checksum_ ? crc32c(0, m.data + m.offset, piece) : 0;
+    if (piece > 0 && testing::takeCorruption()) slot[piece / 2] ^= 0x10;  // test hook: a faulty copy
+    ring_.slotInfo(head_) = SlotInfo{m.id, piece, crc, checksum_ ? kSlotHasCrc : 0};
     h.head.store(++head_, std::memory_order_release);
     m.offset += piece;
     progressed = true;
@@ -84,6 +90,27 @@ bool ShmSendConn::test(Request r) {
 }
 
 // ---- receiver ----
+
+void ShmRecvConn::verify(const SlotInfo& slot, const unsigned char* data, uint64_t message) const {
+  const PeerInfo& peer = info_.peer;
+  if (slot.flags & ~kSlotHasCrc)
+    throw PeerError(peer.rank, peer.hostId, concat("shm recv at rank ", info_.self.rank, " from rank ", peer.rank,
+                                                   ": ring slot has unknown flags 0x", std::hex, slot.flags));
+  if (!(slot.flags & kSlotHasCrc)) {
+    if (checksum_)
+      throw PeerError(peer.rank, peer.hostId,
+                      concat("shm recv at rank ", info_.self.rank, " from rank ", peer.rank, " (host '", peer.hostId,
+                             "'): the sender sends no checksums but HETCCL_CHECKSUM=1 here: set it alike on every rank"));
+    return;
+  }
+  const uint32_t actual = crc32c(0, data, slot.bytes);
+  if (actual != slot.crc)
+    throw PeerError(peer.rank, peer.hostId,
+                    concat("shm recv at rank ", info_.self.rank, " from rank ", peer.rank, " (host '", peer.hostId,
+                           "'): checksum mismatch in a ", slot.bytes, "-byte piece of message ", message,
+                           ": the sender's crc32c is 0x", std::hex, slot.crc, ", the slot holds 0x", actual, std::dec,
+                           ": data was corrupted between rank ", peer.rank, " and this rank (HETCCL_CHECKSUM)"));
+}
 
 ShmRecvConn::ShmRecvConn(ShmSegment segment, const ConnectInfo& info) : ShmConnBase(std::move(segment), info) {
   tail_ = ring_.header->tail.load(std::memory_order_relaxed);
@@ -124,6 +151,7 @@ bool ShmRecvConn::progress() {
                              slot.bytes, " bytes) where message ", m.id, " expected ", expected,
                              " bytes: isend/irecv sizes differ"));
     const unsigned char* src = ring_.slot(tail_);
+    verify(slot, src, m.id);
     if (expected > 0) {
       if (m.reducer)
         m.reducer->fn(m.data + m.offset, src, expected / m.reducer->elemSize, m.reducer->ctx);

@@ -1,7 +1,8 @@
 // The two ends of one shm connection: a sender that copies messages into the ring slot by slot, and a
 // receiver that copies (or reduces) them out. Messages of any size stream through the ring in pieces of
 // at most slotBytes; a message of 0 bytes still uses one (empty) slot, so every message is checked
-// against the receiver's posted request (message number and piece length must match).
+// against the receiver's posted request (message number and piece length must match). With
+// HETCCL_CHECKSUM=1 every slot also carries the CRC32C of its piece, checked before the piece is used.
 #pragma once
 
 #include <deque>
@@ -38,6 +39,7 @@ class ShmConnBase {
   RingView ring_;
   ConnectInfo info_;
   PeerWatch watch_;
+  bool checksum_;  ///< HETCCL_CHECKSUM: send a crc with every slot / insist on receiving one
   std::exception_ptr failure_;
 };
 
@@ -81,6 +83,8 @@ class ShmRecvConn final : public RecvConn, private ShmConnBase {
     const Reducer* reducer;
   };
   bool progress();  ///< consumes published slots; true if any slot was consumed
+  /// Checks a slot's crc (when it has one, or when this side insists); throws PeerError naming the link.
+  void verify(const SlotInfo& slot, const unsigned char* data, uint64_t message) const;
 
   std::deque<Pending> queue_;
   Request lastIssued_ = 0;

@@ -19,7 +19,7 @@
 namespace hetccl::transport::shm {
 
 inline constexpr uint64_t kRingMagic = 0x4853'6c63'6374'6568ull;  // "hetcclSH" in little-endian bytes
-inline constexpr uint32_t kRingVersion = 1;
+inline constexpr uint32_t kRingVersion = 2;  ///< 2: SlotInfo carries a crc (HETCCL_CHECKSUM)
 
 struct alignas(64) RingHeader {
   std::atomic<uint64_t> magic;  ///< kRingMagic once initialised (stored last, release)
@@ -41,7 +41,10 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free, "shm ring needs lock-f
 struct SlotInfo {
   uint64_t message;  ///< the sender's request number (receiver's numbers match: both count from 1, FIFO)
   uint64_t bytes;    ///< piece length, <= slotBytes
+  uint32_t crc;      ///< CRC32C of the piece when flags has kSlotHasCrc, else 0
+  uint32_t flags;
 };
+inline constexpr uint32_t kSlotHasCrc = 1u << 0;
 
 /// Pointers into a mapped ring segment.
 struct RingView {

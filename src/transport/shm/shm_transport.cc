@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "transport/shm/shm_conn.hpp"
+#include "transport/shm/shm_handle.hpp"
 
 namespace hetccl::transport {
 namespace {
@@ -23,19 +24,6 @@ using shm::kRingVersion;
 using shm::RingGeometry;
 using shm::RingHeader;
 using shm::ShmSegment;
-
-constexpr uint32_t kHandleMagic = 0x4d485348;  // "HSHM"
-constexpr uint16_t kHandleVersion = 1;
-constexpr size_t kPrefixChars = 32;  // 128 random bits in hex
-
-/// What an shm Handle holds.
-struct HandleWire {
-  uint32_t magic;
-  uint16_t version;
-  uint16_t prefixLength;
-  char prefix[kPrefixChars + 1];
-};
-static_assert(sizeof(HandleWire) <= sizeof(Handle::bytes));
 
 std::string randomHex(size_t bytes) {
   unsigned char buf[64];
@@ -60,25 +48,9 @@ std::string segmentName(const std::string& prefix, uint64_t token, int from, int
   return concat("/hetccl-", prefix, "-", tok, "-", from, "-", to);
 }
 
-std::string prefixFromHandle(const Handle& handle) {
-  HandleWire w;
-  std::memcpy(&w, handle.bytes.data(), sizeof w);
-  bool hex = std::all_of(w.prefix, w.prefix + kPrefixChars,
-                         [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-  if (w.magic != kHandleMagic || w.version != kHandleVersion || w.prefixLength != kPrefixChars || !hex ||
-      w.prefix[kPrefixChars] != '\0')
-    throw InvalidArgument(concat("shm connect: the peer's handle is not a valid shm handle (magic 0x", std::hex,
-                                 w.magic, std::dec, ", version ", w.version, ")"));
-  return std::string(w.prefix, kPrefixChars);
-}
-
 class ShmListener final : public Listener {
  public:
-  ShmListener() : prefix_(randomHex(kPrefixChars / 2)) {
-    HandleWire w{kHandleMagic, kHandleVersion, static_cast<uint16_t>(kPrefixChars), {}};
-    std::memcpy(w.prefix, prefix_.data(), kPrefixChars);
-    std::memcpy(handle_.bytes.data(), &w, sizeof w);
-  }
+  ShmListener() : prefix_(randomHex(shm::kPrefixChars / 2)), handle_(shm::encodeShmHandle(prefix_)) {}
   const Handle& handle() const override { return handle_; }
   const std::string& prefix() const { return prefix_; }
 
@@ -90,14 +62,7 @@ class ShmListener final : public Listener {
 /// Throws PeerError when a mapped segment's header does not describe the connection we expect.
 void validateHeader(const ShmSegment& seg, const ConnectInfo& info) {
   const RingHeader& h = *static_cast<const RingHeader*>(seg.data());
-  std::string problem;
-  if (h.version != kRingVersion) problem = concat("version ", h.version, " (expected ", kRingVersion, ")");
-  else if (h.slots == 0 || h.slotBytes == 0 || h.slotBytes % 64 != 0)
-    problem = concat("bad geometry: ", h.slots, " slots of ", h.slotBytes, " bytes");
-  else if (RingGeometry::of(h.slots, h.slotBytes).totalBytes != h.totalBytes || h.totalBytes != seg.size())
-    problem = concat("size ", seg.size(), " does not match ", h.slots, " slots of ", h.slotBytes, " bytes");
-  else if (h.fromRank != info.peer.rank || h.toRank != info.self.rank || h.token != info.token)
-    problem = concat("it is for ranks ", h.fromRank, "->", h.toRank, " or another token");
+  std::string problem = shm::ringHeaderProblem(h, {info.peer.rank, info.self.rank, info.token, seg.size()});
   if (!problem.empty())
     throw PeerError(info.peer.rank, info.peer.hostId,
                     concat("shm accept from rank ", info.peer.rank, " on host '", info.peer.hostId, "': segment ",
@@ -117,7 +82,7 @@ class ShmTransport final : public Transport {
   std::unique_ptr<SendConn> connect(const Handle& peerHandle, const ConnectInfo& info, Deadline) override {
     const uint64_t slotBytes = (config().integer("HETCCL_SHM_SLOT_BYTES", 64, int64_t{1} << 30) + 63) & ~uint64_t{63};
     const auto slots = static_cast<uint32_t>(config().integer("HETCCL_SHM_SLOTS", 2, 4096));
-    const std::string name = segmentName(prefixFromHandle(peerHandle), info.token, info.self.rank, info.peer.rank);
+    const std::string name = segmentName(shm::decodeShmHandle(peerHandle), info.token, info.self.rank, info.peer.rank);
     const RingGeometry g = RingGeometry::of(slots, slotBytes);
     ShmSegment seg = ShmSegment::create(name, g.totalBytes);
     auto* h = new (seg.data()) RingHeader{};
@@ -143,6 +108,7 @@ class ShmTransport final : public Transport {
     while (true) {
       if (info.abortFlag && info.abortFlag->load(std::memory_order_acquire))
         throw AbortedError(concat("shm accept from rank ", info.peer.rank, ": communicator aborted"));
+      if (info.checkFailure) info.checkFailure();
       if (auto seg = openIfReady(name)) {
         ShmSegment::unlink(name);  // mapped: the name is no longer needed
         validateHeader(*seg, info);

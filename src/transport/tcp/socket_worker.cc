@@ -3,21 +3,26 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 
 #include "core/error.hpp"
+#include "transport/base/crc32c.hpp"
+#include "transport/base/integrity.hpp"
+#include "transport/tcp/tcp_piece.hpp"
 
 namespace hetccl::transport::tcp {
 
 SocketWorker::SocketWorker(net::Socket socket, Direction direction, std::string label, const PeerInfo& peer,
-                           const std::atomic<bool>* abortFlag, RequestTracker& tracker)
+                           const std::atomic<bool>* abortFlag, RequestTracker& tracker, bool checksum)
     : socket_(std::move(socket)),
       direction_(direction),
       label_(std::move(label)),
       peer_(peer),
       abortFlag_(abortFlag),
       tracker_(tracker),
+      checksum_(checksum),
       thread_([this] { run(); }) {}
 
 SocketWorker::~SocketWorker() { stop(); }
@@ -89,27 +94,79 @@ void SocketWorker::waitReady(short events) {
   }
 }
 
-void SocketWorker::sendPiece(const Piece& p) {
-  for (size_t sent = 0; sent < p.bytes;) {
+void SocketWorker::sendBytes(const unsigned char* data, size_t bytes, bool more) {
+  for (size_t sent = 0; sent < bytes;) {
     throwIfStopping();  // data may keep flowing: waitReady alone would not notice stop() or abort
-    size_t n = socket_.sendSome(p.data + sent, p.bytes - sent, label_);
+    size_t n = socket_.sendSome(data + sent, bytes - sent, label_, more);
     if (n == 0) waitReady(POLLOUT);
     sent += n;
   }
 }
 
-void SocketWorker::recvPiece(const Piece& p) {
-  for (size_t got = 0; got < p.bytes;) {
+void SocketWorker::recvBytes(unsigned char* data, size_t bytes) {
+  for (size_t got = 0; got < bytes;) {
     throwIfStopping();
-    size_t n = socket_.recvSome(p.data + got, p.bytes - got, label_);
+    size_t n = socket_.recvSome(data + got, bytes - got, label_);
     if (n == 0) waitReady(POLLIN);
     got += n;
   }
 }
 
+void SocketWorker::sendPiece(const Piece& p) {
+  PieceHeader h;
+  h.number = p.number;
+  h.messageBytes = p.messageBytes;
+  h.pieceBytes = p.bytes;
+  if (checksum_) {
+    h.flags = kPieceHasCrc;
+    h.crc = crc32c(0, p.data, p.bytes);
+  }
+  const auto header = h.encode();
+  sendBytes(header.data(), header.size(), p.bytes > 0);
+  if (p.bytes > 0 && testing::takeCorruption()) {  // test hook: the link flips a bit on the way
+    std::vector<unsigned char> copy(p.data, p.data + p.bytes);
+    copy[copy.size() / 2] ^= 0x10;
+    sendBytes(copy.data(), copy.size(), false);
+    return;
+  }
+  sendBytes(p.data, p.bytes, false);
+}
+
+std::optional<uint32_t> SocketWorker::recvHeader(const Piece& p) {
+  std::array<unsigned char, PieceHeader::kWireBytes> wire;
+  recvBytes(wire.data(), wire.size());
+  std::string problem;
+  std::optional<PieceHeader> h = PieceHeader::decode(wire.data(), problem);
+  if (h) problem = pieceMismatch(*h, p.number, p.messageBytes, p.bytes);
+  if (!problem.empty()) throw PeerError(peer_.rank, peer_.hostId, concat(label_, ": ", problem));
+  if (h->flags & kPieceHasCrc) return h->crc;
+  if (checksum_)
+    throw PeerError(peer_.rank, peer_.hostId,
+                    concat(label_, ": the sender sends no checksums but HETCCL_CHECKSUM=1 here: set it alike on every rank"));
+  return std::nullopt;
+}
+
+void SocketWorker::verify(const Piece& p, std::optional<uint32_t> expected, uint32_t actual) const {
+  if (!expected || *expected == actual) return;
+  throw PeerError(peer_.rank, peer_.hostId,
+                  concat(label_, ": checksum mismatch in piece ", p.number, " (", p.bytes, " bytes of a ",
+                         p.messageBytes, "-byte message): the sender's crc32c is 0x", std::hex, *expected,
+                         ", the bytes that arrived have 0x", actual, std::dec,
+                         ": data was corrupted between rank ", peer_.rank, " and this rank (HETCCL_CHECKSUM)"));
+}
+
+void SocketWorker::recvPiece(const Piece& p) {
+  std::optional<uint32_t> expected = recvHeader(p);
+  recvBytes(p.data, p.bytes);
+  if (expected) verify(p, expected, crc32c(0, p.data, p.bytes));
+}
+
 // Receives into the bounce buffer and reduces whole elements into the destination; a partial element
-// stays at the front of the buffer until its remaining bytes arrive.
+// stays at the front of the buffer until its remaining bytes arrive. The checksum covers the bytes as
+// they arrived, before the reduction.
 void SocketWorker::recvReduced(const Piece& p) {
+  std::optional<uint32_t> expected = recvHeader(p);
+  uint32_t crc = 0;
   const size_t elem = p.reducer->elemSize;
   if (bounce_.empty()) bounce_.resize(kBounceBytes);
   const size_t usable = std::max(elem, bounce_.size() - bounce_.size() % elem);
@@ -122,6 +179,7 @@ void SocketWorker::recvReduced(const Piece& p) {
       waitReady(POLLIN);
       continue;
     }
+    if (expected) crc = crc32c(crc, bounce_.data() + filled, n);
     filled += n;
     received += n;
     size_t whole = filled - filled % elem;
@@ -131,6 +189,7 @@ void SocketWorker::recvReduced(const Piece& p) {
     std::memmove(bounce_.data(), bounce_.data() + whole, filled - whole);
     filled -= whole;
   }
+  verify(p, expected, crc);
 }
 
 }  // namespace hetccl::transport::tcp

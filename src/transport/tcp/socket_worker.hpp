@@ -1,11 +1,13 @@
 // One thread per tcp socket doing that socket's blocking I/O: it sends (or receives) the pieces posted
-// to it, in order, polling with short timeouts so that shutdown and abort are noticed promptly.
+// to it, in order, polling with short timeouts so that shutdown and abort are noticed promptly. Every
+// piece travels behind a header (tcp_piece.hpp) that the receiving worker checks before the payload.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +25,8 @@ struct Piece {
   size_t bytes;
   Request request;
   const Reducer* reducer;  ///< recv only: accumulate instead of storing
+  uint64_t number;         ///< piece number on the connection
+  uint64_t messageBytes;   ///< size of the whole message
 };
 
 class SocketWorker {
@@ -33,8 +37,9 @@ class SocketWorker {
 
   /// Starts the thread. `label` names the socket in errors ("tcp send to rank 3 (host h), socket 1 of 4").
   /// Completed pieces and failures (PeerError naming `peer`, or AbortedError) go to `tracker`.
+  /// `checksum`: send a CRC32C with every piece / insist on receiving one (HETCCL_CHECKSUM).
   SocketWorker(net::Socket socket, Direction direction, std::string label, const PeerInfo& peer,
-               const std::atomic<bool>* abortFlag, RequestTracker& tracker);
+               const std::atomic<bool>* abortFlag, RequestTracker& tracker, bool checksum);
   /// stop(), then closes the socket.
   ~SocketWorker();
   SocketWorker(const SocketWorker&) = delete;
@@ -55,6 +60,12 @@ class SocketWorker {
   void sendPiece(const Piece& p);
   void recvPiece(const Piece& p);
   void recvReduced(const Piece& p);
+  void sendBytes(const unsigned char* data, size_t bytes, bool more);
+  void recvBytes(unsigned char* data, size_t bytes);
+  /// Reads and checks the header of piece `p`; returns the crc the payload must have (when it has one).
+  std::optional<uint32_t> recvHeader(const Piece& p);
+  /// Throws PeerError naming the link when the payload's crc differs from the header's.
+  void verify(const Piece& p, std::optional<uint32_t> expected, uint32_t actual) const;
   void waitReady(short events);  ///< polls in kPollMs steps; throws Stopping / AbortedError
   void throwIfStopping() const;  ///< throws Stopping once stop() was called, AbortedError once aborted
 
@@ -64,6 +75,7 @@ class SocketWorker {
   PeerInfo peer_;
   const std::atomic<bool>* abortFlag_;
   RequestTracker& tracker_;
+  bool checksum_;
   std::vector<unsigned char> bounce_;
 
   std::mutex mutex_;

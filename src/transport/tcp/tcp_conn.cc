@@ -1,6 +1,8 @@
 #include "transport/tcp/tcp_conn.hpp"
 
+#include "core/config.hpp"
 #include "core/error.hpp"
+#include "transport/base/integrity.hpp"
 #include "transport/tcp/tcp_striping.hpp"
 
 namespace hetccl::transport::tcp {
@@ -8,21 +10,33 @@ namespace hetccl::transport::tcp {
 TcpConnBase::TcpConnBase(std::vector<net::Socket> sockets, const ConnectInfo& info, SocketWorker::Direction direction)
     : info_(info) {
   const bool send = direction == SocketWorker::Direction::Send;
+  const bool checksum = checksumsEnabled();
+  const int64_t timeoutMs = config().timeoutMs();
   for (size_t i = 0; i < sockets.size(); ++i) {
-    std::string label = concat("tcp ", send ? "send to" : "recv from", " rank ", info.peer.rank, " (host '",
-                               info.peer.hostId, "'), socket ", i, " of ", sockets.size());
+    std::string label = concat("tcp ", send ? "send from rank " : "recv at rank ", info.self.rank,
+                               send ? " to rank " : " from rank ", info.peer.rank, " (host '", info.peer.hostId,
+                               "'), socket ", i, " of ", sockets.size());
+    sockets[i].setKeepalive(timeoutMs);  // a vanished host fails the socket after HETCCL_TIMEOUT, never sooner
     workers_.push_back(std::make_unique<SocketWorker>(std::move(sockets[i]), direction, std::move(label), info.peer,
-                                                      info.abortFlag, tracker_));
+                                                      info.abortFlag, tracker_, checksum));
   }
 }
 
 Request TcpConnBase::post(unsigned char* data, size_t bytes, const Reducer* reducer) {
   tracker_.rethrowIfFailed();
   const size_t n = workers_.size();
+  if (bytes == 0) {  // one header-only piece: the receiver checks empty messages too
+    const Request r = tracker_.issue(1);
+    workers_[nextPiece_ % n]->post(Piece{data, 0, r, reducer, nextPiece_, 0});
+    ++nextPiece_;
+    return r;
+  }
   const size_t piece = pieceBytes(bytes, n);
   const Request r = tracker_.issue(pieceCount(bytes, n));
-  for (size_t offset = 0; offset < bytes; offset += piece)
-    workers_[nextPiece_++ % n]->post(Piece{data + offset, std::min(piece, bytes - offset), r, reducer});
+  for (size_t offset = 0; offset < bytes; offset += piece) {
+    workers_[nextPiece_ % n]->post(Piece{data + offset, std::min(piece, bytes - offset), r, reducer, nextPiece_, bytes});
+    ++nextPiece_;
+  }
   return r;
 }
 

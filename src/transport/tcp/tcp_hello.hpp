@@ -13,7 +13,7 @@
 namespace hetccl::transport::tcp {
 
 inline constexpr uint32_t kHelloMagic = 0x48544348;  // "HCTH"
-inline constexpr uint16_t kHelloVersion = 1;
+inline constexpr uint16_t kHelloVersion = 2;  ///< 2: pieces carry headers (tcp_piece.hpp)
 inline constexpr uint16_t kMaxSockets = 16;
 
 /// Wire: u32 magic, u16 version, u16 socket index, u16 nsockets, i32 from rank, i32 to rank, u64 token

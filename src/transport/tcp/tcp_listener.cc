@@ -33,6 +33,7 @@ std::vector<net::Socket> TcpListener::acceptPeer(const ConnectInfo& info, Deadli
     if (!sockets.empty()) return sockets;
     if (info.abortFlag && info.abortFlag->load(std::memory_order_acquire))
       throw AbortedError(concat("tcp accept from rank ", info.peer.rank, ": communicator aborted"));
+    if (info.checkFailure) info.checkFailure();
     if (deadline.expired()) {
       size_t arrived = std::count_if(stash_.begin(), stash_.end(), [&](const Arrived& a) {
         return a.hello.fromRank == info.peer.rank && a.hello.token == info.token;

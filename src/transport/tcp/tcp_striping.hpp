@@ -5,6 +5,8 @@
 //    bytes (the last piece is the tail); a 0-byte message has no pieces.
 //  * Pieces are numbered across the whole connection; piece k travels on socket k mod N. Each socket
 //    carries its pieces back to back, in order, so the receiver knows where every byte belongs.
+//  * Every piece is preceded by a header (tcp_piece.hpp) the receiver checks: number, message size,
+//    piece size, optional CRC32C. A 0-byte message is sent as one header-only piece (number k as usual).
 #pragma once
 
 #include <algorithm>

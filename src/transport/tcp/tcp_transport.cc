@@ -29,7 +29,9 @@ class TcpTransport final : public Transport {
       for (uint16_t i = 0; i < count; ++i) {
         if (info.abortFlag && info.abortFlag->load(std::memory_order_acquire))
           throw AbortedError(concat(where, ": communicator aborted"));
-        net::Socket s = net::Socket::connect(to, deadline);
+        // The peer's listener exists before its handle is published and until every peer has connected:
+        // a refusal means the peer is gone, so it is an error at once (PeerError), not a retry.
+        net::Socket s = net::Socket::connect(to, deadline, false);
         Hello hello{i, count, info.self.rank, info.peer.rank, info.token};
         auto wire = hello.encode();
         s.sendAll(wire.data(), wire.size(), deadline, where);  // fits the socket buffer: no wait on accept()

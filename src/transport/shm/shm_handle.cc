@@ -1,0 +1,60 @@
+#include "transport/shm/shm_handle.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace hetccl::transport::shm {
+namespace {
+
+constexpr uint32_t kHandleMagic = 0x4d485348;  // "HSHM"
+constexpr uint16_t kHandleVersion = 1;
+constexpr uint64_t kMaxSlots = 1u << 16;         // config allows 4096
+constexpr uint64_t kMaxSlotBytes = uint64_t{1} << 40;  // config allows 1 GiB; bounds keep the layout from overflowing
+
+struct HandleWire {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t prefixLength;
+  char prefix[kPrefixChars + 1];
+};
+static_assert(sizeof(HandleWire) <= sizeof(Handle::bytes));
+
+bool lowerHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+}  // namespace
+
+Handle encodeShmHandle(const std::string& prefix) {
+  if (prefix.size() != kPrefixChars || !std::all_of(prefix.begin(), prefix.end(), lowerHex))
+    throw InvalidArgument(concat("shm listen: segment prefix '", prefix, "' is not ", kPrefixChars, " hex digits"));
+  HandleWire w{kHandleMagic, kHandleVersion, static_cast<uint16_t>(kPrefixChars), {}};
+  std::memcpy(w.prefix, prefix.data(), kPrefixChars);
+  Handle h;
+  std::memcpy(h.bytes.data(), &w, sizeof w);
+  return h;
+}
+
+std::string decodeShmHandle(const Handle& handle) {
+  HandleWire w;
+  std::memcpy(&w, handle.bytes.data(), sizeof w);
+  const bool hex = std::all_of(w.prefix, w.prefix + kPrefixChars, lowerHex);
+  if (w.magic != kHandleMagic || w.version != kHandleVersion || w.prefixLength != kPrefixChars || !hex ||
+      w.prefix[kPrefixChars] != '\0')
+    throw InvalidArgument(concat("shm connect: the peer's handle is not a valid shm handle (magic 0x", std::hex,
+                                 w.magic, std::dec, ", version ", w.version, ")"));
+  return std::string(w.prefix, kPrefixChars);
+}
+
+std::string ringHeaderProblem(const RingHeader& h, const RingExpectation& expect) {
+  if (h.version != kRingVersion) return concat("version ", h.version, " (expected ", kRingVersion, ")");
+  if (h.slots == 0 || h.slots > kMaxSlots || h.slotBytes == 0 || h.slotBytes % 64 != 0 || h.slotBytes > kMaxSlotBytes)
+    return concat("bad geometry: ", h.slots, " slots of ", h.slotBytes, " bytes");
+  if (RingGeometry::of(h.slots, h.slotBytes).totalBytes != h.totalBytes || h.totalBytes != expect.segmentBytes)
+    return concat("size ", expect.segmentBytes, " does not match ", h.slots, " slots of ", h.slotBytes, " bytes");
+  if (h.fromRank != expect.fromRank || h.toRank != expect.toRank || h.token != expect.token)
+    return concat("it is for ranks ", h.fromRank, "->", h.toRank, " or another token");
+  return "";
+}
+
+}  // namespace hetccl::transport::shm

@@ -1,0 +1,39 @@
+// The header in front of every tcp piece (tcp_striping.hpp says how messages become pieces). It lets the
+// receiver check, before any byte lands in its buffer, that the piece is the one it expects: its number
+// on the connection, the size of the message it belongs to (so a send/receive size mismatch between
+// ranks is an error naming both sizes, not corrupt data) and its own size; with HETCCL_CHECKSUM=1 it
+// carries the CRC32C of the payload. Wire (40 bytes, little-endian):
+//   0 u32 magic 'HCTP' | 4 u32 flags (bit 0: crc present) | 8 u64 piece number | 16 u64 message bytes
+//   24 u64 piece bytes | 32 u32 crc32c of the payload (0 without the flag) | 36 u32 reserved (0)
+// A message of 0 bytes travels as one header-only piece, so it is checked too.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace hetccl::transport::tcp {
+
+inline constexpr uint32_t kPieceMagic = 0x50544348;  // "HCTP"
+inline constexpr uint32_t kPieceHasCrc = 1u << 0;
+
+struct PieceHeader {
+  uint32_t flags = 0;
+  uint64_t number = 0;        ///< pieces are numbered 0, 1, ... over the whole connection
+  uint64_t messageBytes = 0;  ///< the sender's message size
+  uint64_t pieceBytes = 0;    ///< payload bytes that follow the header
+  uint32_t crc = 0;
+
+  static constexpr size_t kWireBytes = 40;
+  std::array<unsigned char, kWireBytes> encode() const;
+  /// Checks magic, known flags and the reserved word; on failure returns nullopt and says why in `problem`.
+  static std::optional<PieceHeader> decode(const unsigned char* wire, std::string& problem);
+};
+
+/// "" when `got` is the piece the receiver expects, else what differs, worded for an error message
+/// (a message size mismatch says that the ranks posted different sizes).
+std::string pieceMismatch(const PieceHeader& got, uint64_t number, uint64_t messageBytes, uint64_t pieceBytes);
+
+}  // namespace hetccl::transport::tcp

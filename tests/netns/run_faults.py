@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""Fault injection with every rank a separate host (its own network namespace, tcp between ranks).
+
+Every case starts a 3-rank job (netns_fault_rank), injects one fault into one rank (the victim) at one
+phase, and checks every survivor: it returns hetcclRemoteError naming the victim (rank, and host once the
+victim has joined), within the promised bound, tears down and exits by itself, leaks no file descriptor,
+and no hetccl shared-memory segment is left. Faults: kill (SIGKILL), term (SIGTERM), stop (SIGSTOP),
+linkdown (its eth0 down), drop (nftables drops all its packets); degrade (random loss + delay) must
+not fail the job at all. Phases: init (the victim has not joined while the others wait in init),
+init_mid (during the victim's own init), coll (during a collective; runs rotate over seven kinds),
+finalize (the others wait in hetcclCommFinalize).
+
+Bounds (HETCCL_TIMEOUT = T; heartbeat period P = clamp(T/20, 20 ms, 500 ms)):
+  dead peer (kill, term)                  error <= 10 s after the fault
+  silent peer (stop, linkdown, drop)      T - P <= error - fault <= T + 1 s
+  victim never joined (init)              T <= error - earliest survivor's init start (the root's deadline),
+                                          error - survivor's init start <= T + 1 s
+  victim holds before finalize (finalize) T <= error - survivor's finalize start <= T + 1 s (silent faults;
+                                          the victim stops taking part when it holds, before the fault)
+Times count from the start of the injection. Upper bounds get --slack seconds (default 1.0) on top: a
+loaded 2-core CI machine runs several jobs at once, and waiting ranks poll busily; lower bounds get 50 ms
+for clock reading (and are looser by the injection's own duration, printed per case). Detection times
+are printed per case; they are a correctness check with slack, not a benchmark.
+
+Usage: run_faults.py --build BUILD_DIR [--runs N] [--parallel K] [--cases a,b] [--timeout T] [--seed S]
+Exit status: 0 all passed, 1 a check failed, 77 network namespaces are unavailable (skipped).
+"""
+import argparse
+import os
+import random
+import re
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import netns  # noqa: E402
+
+NRANKS = 3
+REMOTE_ERROR = 6  # hetcclRemoteError
+DEAD_BOUND = 10.0
+COLLS = ["all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter", "alltoall", "sendrecv"]
+FAULTS = {"kill": "dead", "term": "dead", "stop": "silent", "linkdown": "silent", "drop": "silent", "degrade": "ok"}
+PHASES = ["init", "init_mid", "coll", "finalize"]
+CASES = [f"{f}_{p}" for f in FAULTS if f != "degrade" for p in PHASES] + ["degrade_coll"]
+
+
+class Proc:
+    """One rank process and the lines it printed (with arrival times)."""
+
+    def __init__(self, rank, args, env):
+        self.rank = rank
+        self.lines = []
+        self.events = {}
+        self.cond = threading.Condition()
+        self.p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  start_new_session=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            line = line.rstrip("\n")
+            with self.cond:
+                self.lines.append(line)
+                m = re.match(r"T (\w+) ([\d.]+)$", line)
+                if m:
+                    self.events.setdefault(m.group(1), float(m.group(2)))
+                self.cond.notify_all()
+        with self.cond:
+            self.events.setdefault("eof", time.time())
+            self.cond.notify_all()
+
+    def wait_event(self, name, deadline):
+        with self.cond:
+            while name not in self.events and "eof" not in self.events:
+                left = deadline - time.time()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+            return self.events.get(name)
+
+    def kill(self):
+        for sig in (signal.SIGCONT, signal.SIGKILL):
+            try:
+                os.kill(self.p.pid, sig)
+            except ProcessLookupError:
+                pass
+        self.p.wait()
+        self.reader.join(5)
+
+    def find(self, prefix):
+        with self.cond:
+            return [l for l in self.lines if l.startswith(prefix)]
+
+
+def shm_segments():
+    try:
+        return {n for n in os.listdir("/dev/shm") if n.startswith("hetccl")}
+    except FileNotFoundError:
+        return set()
+
+
+def rank_env(rank, secret, timeout):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HETCCL_", "NCCL_", "OMPI_", "SLURM_")) and k not in
+           ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    env.update({
+        "OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": str(NRANKS),
+        "OMPI_COMM_WORLD_LOCAL_RANK": "0", "OMPI_COMM_WORLD_LOCAL_SIZE": "1",
+        "HETCCL_COMM_ID": f"{netns.Cluster.addr(0)}:29500", "HETCCL_SECRET": secret,
+        "HETCCL_HOST_ID": f"node{rank}", "HETCCL_SOCKET_IFNAME": "=eth0", "HETCCL_TIMEOUT": str(timeout),
+    })
+    return env
+
+
+class Run:
+    """One execution of one case on one cluster; check() returns a list of problems (empty: passed)."""
+
+    def __init__(self, opts, cluster, case, index, rng):
+        self.opts, self.cluster, self.case, self.index = opts, cluster, case, index
+        self.fault, self.phase = case.split("_", 1)
+        self.kind = FAULTS[self.fault]
+        self.victim = index % NRANKS
+        self.coll = COLLS[index % len(COLLS)]
+        self.rng = rng
+        self.t0 = self.t1 = None
+        self.detections = []
+
+    def start(self):
+        secret = secrets.token_hex(16)
+        iters = {"finalize": 20}.get(self.phase, 0)  # 0: until a call fails
+        if self.kind == "ok":
+            iters = self.opts.degrade_iters
+        timeout = self.opts.degrade_timeout if self.kind == "ok" else self.opts.timeout
+        hold = {"init": "init", "finalize": "finalize"}.get(self.phase, "none")
+        self.procs = []
+        for r in range(NRANKS):
+            args = self.cluster.prefix(r) + [self.opts.program, "--coll", self.coll, "--count", str(self.opts.count),
+                                             "--iters", str(iters), "--hold", hold, "--victim", str(self.victim)]
+            self.procs.append(Proc(r, args, rank_env(r, secret, timeout)))
+
+    def trigger(self):
+        """Waits for the moment of the fault; returns None when it came, else a problem."""
+        v = self.procs[self.victim]
+        survivors = [p for p in self.procs if p.rank != self.victim]
+        deadline = time.time() + 30
+        if self.phase in ("init", "finalize"):
+            if v.wait_event("hold", deadline) is None:
+                return f"victim never reached its hold before {self.phase}"
+            wanted = "init_begin" if self.phase == "init" else "finalize_begin"
+            for s in survivors:
+                if s.wait_event(wanted, deadline) is None:
+                    return f"rank {s.rank} never reached {wanted}"
+            time.sleep(0.1)
+        elif self.phase == "init_mid":
+            if v.wait_event("init_begin", deadline) is None:
+                return "victim never began init"
+            time.sleep(self.rng.uniform(0, 0.15))
+        else:
+            if v.wait_event("loop", deadline) is None:
+                return "victim never reached the collective loop"
+            time.sleep(self.rng.uniform(0.05, 0.5))
+        return None
+
+    def inject(self):
+        """Injects the fault; it takes effect between t0 (before) and t1 (after). Bounds count from t0: the
+        upper bound strictly, the lower bound up to the injection's own duration t1 - t0 (a few ms for a
+        signal or `ip link`, tens of ms for an nft process; the largest is printed per case)."""
+        pid, c, r = self.procs[self.victim].p.pid, self.cluster, self.victim
+        self.t0 = time.time()
+        if self.fault == "kill":
+            os.kill(pid, signal.SIGKILL)
+        elif self.fault == "term":
+            os.kill(pid, signal.SIGTERM)
+        elif self.fault == "stop":
+            os.kill(pid, signal.SIGSTOP)
+        elif self.fault == "linkdown":
+            c.link_down(r)
+        elif self.fault == "drop":
+            c.drop_all(r)
+        elif self.fault == "degrade":
+            c.degrade(r, self.opts.loss, self.opts.delay_ms, self.opts.netem)
+        self.t1 = time.time()
+
+    def bounds(self, survivor):
+        """(reference time, lowest, highest) accepted for the survivor's error time."""
+        T, P, slack = self.opts.timeout, self.opts.heartbeat, self.opts.slack
+        if self.phase == "init":  # the victim never joined: the survivors' init deadline decides
+            return survivor.events.get("init_begin", self.t0), T - 0.05, T + 1 + slack
+        if self.phase == "finalize" and self.kind == "silent":  # the victim stopped taking part at its hold:
+            return survivor.events.get("finalize_begin", self.t0), T - 0.05, T + 1 + slack  # the wait's deadline
+        if self.kind == "dead":
+            hi = max(DEAD_BOUND, T + 1) if self.phase == "init_mid" else DEAD_BOUND
+            return self.t0, 0.0, hi + slack
+        if self.phase == "init_mid":  # init deadlines count from init start: only the upper bound applies
+            return self.t0, 0.0, T + 1 + slack
+        return self.t0, T - P - 0.05, T + 1 + slack
+
+    def finish(self):
+        T = self.opts.degrade_timeout if self.kind == "ok" else self.opts.timeout
+        deadline = time.time() + T + 1 + self.opts.slack + 15
+        survivors = [p for p in self.procs if p.rank != self.victim]
+        waiting = survivors if self.kind != "ok" else self.procs
+        problems = []
+        for p in waiting:
+            try:
+                p.p.wait(max(0.1, deadline - time.time()))
+            except subprocess.TimeoutExpired:
+                problems.append(f"rank {p.rank} did not exit by itself (hang)")
+        for p in self.procs:
+            p.kill()
+        self.cluster.restore(self.victim)
+        return problems
+
+    def check(self, p):
+        problems = []
+        out = lambda: "\n      ".join(p.lines[-12:])
+        for bad in ("WRONG", "MISUSE"):
+            if p.find(bad):
+                problems.append(f"rank {p.rank}: {p.find(bad)[0]}")
+        if self.kind == "ok":
+            if p.p.returncode != 0:
+                problems.append(f"rank {p.rank}: exit {p.p.returncode} under a degraded link (expected 0):\n      {out()}")
+            return problems
+        if p.p.returncode != 3:
+            return problems + [f"rank {p.rank}: exit {p.p.returncode} (expected 3: error reported, clean teardown):\n      {out()}"]
+        err = p.find("ERROR ")
+        if not err:
+            return problems + [f"rank {p.rank}: no ERROR line"]
+        _, phase, at, code, msg = err[0].split(" ", 4)
+        if int(code) != REMOTE_ERROR:
+            problems.append(f"rank {p.rank}: code {code}, expected hetcclRemoteError ({REMOTE_ERROR}): {msg}")
+        if not re.search(rf"\brank {self.victim}\b", msg):
+            problems.append(f"rank {p.rank}: message does not name rank {self.victim}: {msg}")
+        joined = self.phase != "init"
+        if joined and self.phase != "init_mid" and f"node{self.victim}" not in msg:
+            problems.append(f"rank {p.rank}: message does not name host node{self.victim}: {msg}")
+        ref, lo, hi = self.bounds(p)
+        took = float(at) - ref
+        self.detections.append(took)
+        # Lower bound for init: from the earliest survivor's init start (the root gives up at the deadline
+        # of the rank that started it).
+        took_lo = took
+        if self.phase == "init":
+            took_lo = float(at) - min(s.events.get("init_begin", ref) for s in self.procs if s.rank != self.victim)
+        if not (lo <= took_lo and took <= hi):
+            problems.append(f"rank {p.rank}: error {took:.3f} s after the reference ({took_lo:.3f} s for the lower "
+                            f"bound), outside [{lo:.2f}, {hi:.2f}]: {msg}")
+        fds = p.find("FDS ")
+        if fds:
+            before, after = map(int, fds[0].split()[1:3])
+            if after > before:
+                problems.append(f"rank {p.rank}: {after - before} file descriptor(s) left open after teardown")
+        else:
+            problems.append(f"rank {p.rank}: no FDS line")
+        return problems
+
+    def execute(self):
+        before = shm_segments()
+        self.start()
+        try:
+            problem = self.trigger()
+            if problem:
+                self.finish()
+                return [problem] + [f"rank {p.rank}: " + " | ".join(p.lines[-6:]) for p in self.procs]
+            self.inject()
+            problems = self.finish()
+        except Exception:
+            for p in self.procs:
+                p.kill()
+            self.cluster.restore(self.victim)
+            raise
+        checked = self.procs if self.kind == "ok" else [p for p in self.procs if p.rank != self.victim]
+        for p in checked:
+            problems += self.check(p)
+        leaked = shm_segments() - before
+        if leaked:
+            problems.append(f"shared-memory segments left: {sorted(leaked)}")
+        return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", required=True, help="build directory (has tests/netns/netns_fault_rank)")
+    ap.add_argument("--runs", type=int, default=50, help="runs of every case")
+    ap.add_argument("--parallel", type=int, default=4, help="jobs at a time (each in its own namespaces)")
+    ap.add_argument("--cases", default=",".join(CASES), help="comma list; default: " + ",".join(CASES))
+    ap.add_argument("--timeout", type=float, default=1.0, help="HETCCL_TIMEOUT (s) of the fault cases")
+    ap.add_argument("--degrade-timeout", type=float, default=30.0, help="HETCCL_TIMEOUT (s) of the degrade case")
+    ap.add_argument("--slack", type=float, default=1.0, help="extra seconds on every upper bound (loaded CI)")
+    ap.add_argument("--count", type=int, default=16384, help="int32 elements per rank and collective")
+    ap.add_argument("--loss", type=int, default=5, help="degrade: percent of packets lost each way")
+    ap.add_argument("--delay-ms", type=int, default=20, help="degrade: added delay")
+    ap.add_argument("--degrade-iters", type=int, default=30, help="degrade: collectives run under the fault")
+    ap.add_argument("--seed", type=int, default=None)
+    opts = ap.parse_args()
+    why = netns.unavailable_reason()
+    if why:
+        print(f"netns faults: SKIPPED: {why}")
+        return 77
+    opts.program = os.path.join(opts.build, "tests", "netns", "netns_fault_rank")
+    opts.heartbeat = min(max(opts.timeout / 20, 0.02), 0.5)
+    opts.netem = netns.has_netem()
+    seed = opts.seed if opts.seed is not None else int(time.time())
+    cases = [c for c in opts.cases.split(",") if c]
+    for c in cases:
+        if c not in CASES:
+            ap.error(f"unknown case {c}")
+    needs_nft = any(c.startswith("drop") or (c.startswith("degrade") and not opts.netem) for c in cases)
+    if needs_nft and not shutil.which("nft"):
+        print("netns faults: FAIL: nftables (`nft`) is not installed; scripts/install-deps.sh installs it")
+        return 1
+    print(f"netns faults: {len(cases)} cases x {opts.runs} runs, {opts.parallel} at a time, {NRANKS} ranks, "
+          f"HETCCL_TIMEOUT={opts.timeout}, slack {opts.slack} s, degrade via {'netem' if opts.netem else 'nftables loss + tbf'}, "
+          f"seed {seed}", flush=True)
+
+    jobs = [(c, i) for i in range(opts.runs) for c in cases]
+    results = {c: {"runs": 0, "failed": 0, "times": [], "problems": []} for c in cases}
+    lock = threading.Lock()
+    started = time.time()
+
+    def worker(slot):
+        cluster = netns.Cluster(f"{os.getpid() % 100000}s{slot}", NRANKS)
+        cluster.create()
+        rng = random.Random(seed * 1000 + slot)
+        try:
+            while True:
+                with lock:
+                    if not jobs:
+                        return
+                    case, index = jobs.pop(0)
+                run = Run(opts, cluster, case, index, rng)
+                try:
+                    problems = run.execute()
+                except Exception as e:  # a harness failure is a failed run, not a crash of the suite
+                    problems = [f"harness error: {e!r}"]
+                with lock:
+                    r = results[case]
+                    r["runs"] += 1
+                    r["times"] += run.detections
+                    if run.t0 is not None and run.t1 is not None:
+                        r["inject"] = max(r.get("inject", 0.0), run.t1 - run.t0)
+                    if problems:
+                        r["failed"] += 1
+                        if len(r["problems"]) < 3:
+                            r["problems"].append((index, run.victim, run.coll, problems))
+        finally:
+            cluster.destroy()
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(opts.parallel)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    failed = 0
+    for c in cases:
+        r = results[c]
+        times = r["times"]
+        timing = (f"detection min/median/max {min(times):.3f}/{statistics.median(times):.3f}/{max(times):.3f} s"
+                  if times else "no detections")
+        status = "OK  " if r["failed"] == 0 and r["runs"] == opts.runs else "FAIL"
+        print(f"netns {status} {c:18s} {r['runs']:3d} runs, {r['failed']} failed; {timing}; "
+              f"injection took <= {r.get('inject', 0) * 1000:.0f} ms")
+        for index, victim, coll, problems in r["problems"]:
+            print(f"    run {index} (victim rank {victim}, {coll}):")
+            for p in problems:
+                print(f"      {p}")
+        failed += r["failed"] + (opts.runs - r["runs"])
+    print(f"netns faults: {sum(r['runs'] for r in results.values())} runs in {time.time() - started:.0f} s, "
+          f"{failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
