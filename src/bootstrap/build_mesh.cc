@@ -6,7 +6,9 @@
 // ranks, so a refused connection means the rank is gone. Connecting ranks fail at once on a refusal;
 // accepting ranks probe the listener of a higher rank that has not connected yet every kProbeEveryMs and
 // give up after two refusals in a row (one refusal may be a rank that just finished: its proof may still
-// be on the way to this rank).
+// be on the way to this rank). A rank that fails here first tells the ranks it is connected to whom it
+// blames (a Notice, as a Mesh would), and, when a lower rank refused it, keeps accepting for kLingerMs so
+// that ranks about to connect to it reach the gone rank themselves instead of naming this one.
 #include <poll.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "bootstrap/acceptor.hpp"
 #include "bootstrap/handshake.hpp"
 #include "bootstrap/join.hpp"
+#include "bootstrap/mesh.hpp"
 #include "core/log.hpp"
 
 namespace hetccl::bootstrap {
@@ -24,6 +27,8 @@ namespace {
 constexpr int kPollSliceMs = 100;
 constexpr int kProbeEveryMs = 500;
 constexpr int kProbeTimeoutMs = 100;
+constexpr int kNoticeBudgetMs = 200;  // for all connected ranks together
+constexpr int kLingerMs = 500;        // a rank that found a lower rank gone still accepts this long
 
 std::string rankName(const RankDescriptor& d) { return concat("rank ", d.info.rank, " (host ", d.info.hostId, ")"); }
 
@@ -132,12 +137,32 @@ net::Socket connectToLowerRank(const JoinContext& ctx, const RankDescriptor& pee
   }
 }
 
+/// This rank fails before its mesh is complete: the ranks it is already connected to (whose meshes may be
+/// complete) learn whom it blames before they see its sockets close, as from a Mesh (Notice frame).
+void tellConnectedRanks(const JoinContext& ctx, const std::vector<net::Socket>& sockets, std::exception_ptr failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const PeerError& e) {
+    if (e.peer() < 0 || e.peer() >= ctx.nranks || e.peer() == ctx.rank) return;
+    const std::vector<unsigned char> notice = encodeNotice(e.peer(), e.what());
+    const Deadline budget = Deadline::afterMs(kNoticeBudgetMs);
+    for (int r = 0; r < ctx.nranks && !budget.expired(); ++r) {
+      if (r == e.peer() || !sockets[r].valid()) continue;
+      try {
+        sockets[r].sendAll(notice.data(), notice.size(), budget, concat("rank ", r));
+      } catch (const Error&) {  // it is gone too: nothing to tell
+      }
+    }
+  } catch (...) {  // not about a peer: nothing to tell
+  }
+}
+
 }  // namespace
 
 std::vector<net::Socket> buildMesh(const JoinContext& ctx, const net::Listener& listener,
                                    const std::vector<RankDescriptor>& table) {
   std::vector<net::Socket> sockets(ctx.nranks);
-  std::atomic<bool> stop{false};
+  std::atomic<bool> stop{false}, acceptorDone{false};
   std::exception_ptr acceptError;
   std::thread acceptor([&] {
     try {
@@ -145,16 +170,40 @@ std::vector<net::Socket> buildMesh(const JoinContext& ctx, const net::Listener& 
     } catch (...) {
       acceptError = std::current_exception();
     }
+    acceptorDone = true;
   });
+  std::exception_ptr failure;
   try {
-    for (int q = 0; q < ctx.rank; ++q) sockets[q] = connectToLowerRank(ctx, table[q]);
+    // Nearest rank first: a rank that hangs (stopped, unreachable) then holds up only the connections
+    // to itself, so every wait that times out is a wait for it, and names it.
+    for (int q = ctx.rank - 1; q >= 0; --q) {
+      try {
+        sockets[q] = connectToLowerRank(ctx, table[q]);
+      } catch (const TimeoutError&) {
+        throw;  // the deadline has passed: nothing more can be done
+      } catch (const PeerError&) {
+        // That rank is gone. Go on with the others and keep accepting for a moment: a rank about to
+        // connect here then finds this rank's listener still open, goes on to the gone rank itself and
+        // names it, instead of naming this rank for having left.
+        if (!failure) failure = std::current_exception();
+      }
+    }
+    if (failure) {
+      const Deadline grace = ctx.deadline.min(Deadline::afterMs(kLingerMs));
+      while (!acceptorDone && !grace.expired()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::rethrow_exception(failure);
+    }
   } catch (...) {
     stop = true;
     acceptor.join();
+    tellConnectedRanks(ctx, sockets, std::current_exception());
     throw;
   }
   acceptor.join();
-  if (acceptError) std::rethrow_exception(acceptError);
+  if (acceptError) {
+    tellConnectedRanks(ctx, sockets, acceptError);
+    std::rethrow_exception(acceptError);
+  }
   return sockets;
 }
 

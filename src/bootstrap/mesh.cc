@@ -256,9 +256,12 @@ void Mesh::recv(int peer, FrameType type, uint32_t comm, uint32_t tag, void* dat
       throw PeerError(peer, peers_[peer].hostId, concat(name(peer), " finalized its communicator without sending the ",
                                                        "message with tag ", tag, " that rank ", rank_, " waits for"));
     if (changed_.wait_until(lock, deadline.at()) == std::cv_status::timeout && deadline.expired() &&
-        queues_.find(key) == queues_.end())
-      throw TimeoutError(peer, peers_[peer].hostId, concat("bootstrap rank ", rank_, ": no message with tag ", tag,
-                                                           " from ", name(peer), " before the deadline (HETCCL_TIMEOUT)"));
+        queues_.find(key) == queues_.end()) {
+      TimeoutError timeout(peer, peers_[peer].hostId, concat("bootstrap rank ", rank_, ": no message with tag ", tag,
+                                                             " from ", name(peer), " before the deadline (HETCCL_TIMEOUT)"));
+      if (!timedOut_) timedOut_ = timeout;  // named in the notice if this rank leaves over it
+      throw timeout;
+    }
   }
 }
 

@@ -9,7 +9,8 @@
 // nothing at all arrived for HETCCL_TIMEOUT is a failure ("sent nothing ... stopped, hung or
 // unreachable"): a SIGSTOPped process, a dead link or dropped packets are named on every rank, whichever
 // rank each one was waiting for. A rank that goes away after a failure without saying goodbye first sends
-// every peer a Notice naming the failure it saw, so that ranks which see it leave report the real cause.
+// every peer a Notice naming the failure it saw (or the peer a recv() of it timed out on), so that ranks
+// which see it leave report the real cause.
 #pragma once
 
 #include <condition_variable>
@@ -30,6 +31,10 @@
 #include "net/socket.hpp"
 
 namespace hetccl::bootstrap {
+
+/// A Notice frame (see frame.hpp) saying that the sender fails because of rank `blamed` (a mesh rank);
+/// `reason` is cut to Mesh::kMaxNoticeReason bytes.
+std::vector<unsigned char> encodeNotice(int blamed, const std::string& reason, uint32_t comm = 0);
 
 class Mesh {
  public:
@@ -121,6 +126,7 @@ class Mesh {
   bool aborted_ = false;
   bool stopping_ = false;
   bool leftWorld_ = false;  // goodbye() was called for comm 0: a normal teardown follows
+  std::optional<PeerError> timedOut_;  // the first recv() that timed out: the cause if this rank leaves
   std::thread reader_;
 };
 

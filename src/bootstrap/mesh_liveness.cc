@@ -23,6 +23,15 @@ std::string seconds(int64_t ms) { return ms % 1000 == 0 ? concat(ms / 1000, " s"
 
 }  // namespace
 
+std::vector<unsigned char> encodeNotice(int blamed, const std::string& reason, uint32_t comm) {
+  const size_t keep = std::min(reason.size(), Mesh::kMaxNoticeReason);
+  std::vector<unsigned char> payload(kSubheaderBytes + 4 + keep, 0);
+  wire::putU32(payload.data(), comm);
+  wire::putI32(payload.data() + kSubheaderBytes, blamed);
+  std::memcpy(payload.data() + kSubheaderBytes + 4, reason.data(), keep);
+  return encodeFrame(FrameType::Notice, 0, payload.data(), payload.size());
+}
+
 int Mesh::livenessTick() {
   const auto now = Clock::now();
   std::vector<int> live, silent;
@@ -69,12 +78,7 @@ void Mesh::sendLocked(int peer, const std::vector<unsigned char>& frame, Deadlin
 
 void Mesh::broadcastNotice(int blamed, const std::string& reason, uint32_t comm, int budgetMs) noexcept {
   try {
-    const size_t keep = std::min(reason.size(), kMaxNoticeReason);
-    std::vector<unsigned char> payload(kSubheaderBytes + 4 + keep, 0);
-    wire::putU32(payload.data(), comm);
-    wire::putI32(payload.data() + kSubheaderBytes, blamed);
-    std::memcpy(payload.data() + kSubheaderBytes + 4, reason.data(), keep);
-    const std::vector<unsigned char> frame = encodeFrame(FrameType::Notice, 0, payload.data(), payload.size());
+    const std::vector<unsigned char> frame = encodeNotice(blamed, reason, comm);
     const Deadline budget = Deadline::afterMs(budgetMs);  // one budget for all: a few stuck peers cannot stall
     for (size_t p = 0; p < sockets_.size() && !budget.expired(); ++p) {
       if (!sockets_[p].valid() || static_cast<int>(p) == blamed) continue;
@@ -118,8 +122,14 @@ void Mesh::noticeOnAbnormalExit() noexcept {
         first = &*failures_[p];
         blamed = static_cast<int>(p);
       }
-    if (!first) return;
-    reason = first->error.what();
+    if (first) {
+      reason = first->error.what();
+    } else if (timedOut_ && timedOut_->peer() >= 0 && timedOut_->peer() != rank_) {
+      blamed = timedOut_->peer();  // nothing failed here, but a wait for that rank did
+      reason = timedOut_->what();
+    } else {
+      return;
+    }
   }
   broadcastNotice(blamed, reason, 0, kNoticeBudgetMs);
 }

@@ -8,7 +8,9 @@
 // Exit status: 0 the job completed; 3 a call failed and the rank tore down cleanly (the expected
 // outcome for a survivor of a fault); 1 wrong data or misuse.
 //   netns_fault_rank --coll all_reduce|all_gather|broadcast|reduce|reduce_scatter|alltoall|sendrecv
-//                    [--count N] [--iters N] [--hold init|finalize --victim R]
+//                    [--count N] [--iters N] [--hold init|finalize --victim R] [--wait-go 1]
+// --wait-go 1: after "T start", wait for a line on stdin before anything else (the driver starts every
+// rank's init at the same moment).
 #include <dirent.h>
 #include <unistd.h>
 
@@ -50,6 +52,7 @@ struct Options {
   int iters = 0;
   std::string hold;
   int victim = -1;
+  bool waitGo = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -63,6 +66,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--iters") o.iters = std::stoi(v);
     else if (a == "--hold") o.hold = v;
     else if (a == "--victim") o.victim = std::stoi(v);
+    else if (a == "--wait-go") o.waitGo = v == "1";
     else throw std::runtime_error("unknown argument " + a);
   }
   return o;
@@ -151,6 +155,10 @@ int main(int argc, char** argv) {
     auto env = hetccl::tools::readLaunchEnv();
     rankId = env.rank;
     event("start");
+    if (opt.waitGo) {  // the driver releases every rank at once, so process start-up skew does not eat T
+      char line[16];
+      if (!std::fgets(line, sizeof line, stdin)) throw std::runtime_error("no go line on stdin");
+    }
     const int fdsBefore = openFds();
     const bool victim = env.rank == opt.victim;
     if (victim && opt.hold == "init") {

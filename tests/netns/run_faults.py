@@ -58,8 +58,8 @@ class Proc:
         self.lines = []
         self.events = {}
         self.cond = threading.Condition()
-        self.p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                  start_new_session=True)
+        self.p = subprocess.Popen(args, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -84,6 +84,14 @@ class Proc:
                     return None
                 self.cond.wait(left)
             return self.events.get(name)
+
+    def go(self):
+        """Releases a rank started with --wait-go 1."""
+        try:
+            self.p.stdin.write("go\n")
+            self.p.stdin.flush()
+        except OSError:
+            pass
 
     def kill(self):
         for sig in (signal.SIGCONT, signal.SIGKILL):
@@ -142,8 +150,16 @@ class Run:
         self.procs = []
         for r in range(NRANKS):
             args = self.cluster.prefix(r) + [self.opts.program, "--coll", self.coll, "--count", str(self.opts.count),
-                                             "--iters", str(iters), "--hold", hold, "--victim", str(self.victim)]
+                                             "--iters", str(iters), "--hold", hold, "--victim", str(self.victim),
+                                             "--wait-go", "1"]
             self.procs.append(Proc(r, args, rank_env(r, secret, timeout)))
+        # Process start-up (ip netns exec, the dynamic loader) varies by far more than T on a loaded
+        # machine: every rank begins its init at the same moment.
+        deadline = time.time() + 30
+        for p in self.procs:
+            p.wait_event("start", deadline)
+        for p in self.procs:
+            p.go()
 
     def trigger(self):
         """Waits for the moment of the fault; returns None when it came, else a problem."""
