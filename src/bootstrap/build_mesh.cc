@@ -124,8 +124,8 @@ net::Socket connectToLowerRank(const JoinContext& ctx, const RankDescriptor& pee
     try {
       authenticateAsClient(s, ctx.id.secret, Purpose::Mesh, ctx.rank, peer.info.rank, ctx.deadline, name);
       return s;
-    } catch (const TimeoutError&) {
-      throw;
+    } catch (const TimeoutError& e) {  // it accepted (the kernel did) but never answered: stopped or hung
+      throw TimeoutError(peer.info.rank, peer.info.hostId, e.what());  // named, so that the notice names it
     } catch (const PeerError& e) {
       // Dropped during the handshake (e.g. its listener shed load): try again until the deadline.
       HETCCL_INFO(log::kBootstrap, "rank ", ctx.rank, ": mesh handshake with ", name, " failed (", e.what(), "); retrying");

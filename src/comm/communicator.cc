@@ -59,7 +59,13 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
                            const hetcclGpuPlugin_v1_t* gpu)
     : boot_(std::move(boot)), topology_(makeTopology(*boot_)), gpu_(gpu) {
   std::string forced = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
-  links_ = std::make_unique<LinkSet>(*boot_, forced, &aborted_, Deadline::fromConfig());
+  try {
+    links_ = std::make_unique<LinkSet>(*boot_, forced, &aborted_, Deadline::fromConfig());
+  } catch (const PeerError& e) {  // as in runHost: name the rank that failed first, and tell the others
+    PeerError cause = rootCause(e);
+    boot_->reportFailure(cause);
+    throw cause;
+  }
   exec_.timeoutMs = config().timeoutMs();
   exec_.abortFlag = &aborted_;
   exec_.scratch = &scratch_;
@@ -253,6 +259,7 @@ void Communicator::runHost(std::span<const algo::CollOp> ops) {
   } catch (const PeerError& e) {
     PeerError cause = rootCause(e);
     fail(cause);
+    boot_->reportFailure(cause);  // ranks that see this one leave next name the cause, not this rank
     throw cause;
   } catch (const Error& e) {
     fail(e);

@@ -2,12 +2,15 @@
 # Runs every libFuzzer target of a HETCCL_FUZZ build for a fixed time each, starting from a copy of its
 # committed seed corpus (the repository is never written). Targets run side by side, JOBS at a time.
 # A crash, leak, sanitizer report or slow unit fails the run; its reproducer is kept under WORK and
-# printed. Usage: run_fuzzers.sh BUILD_DIR [SECONDS_EACH=60] [JOBS=nproc] [WORK=mktemp -d]
+# printed; a work dir of its own is removed when every target passed.
+# Usage: run_fuzzers.sh BUILD_DIR [SECONDS_EACH=60] [JOBS=nproc] [WORK=mktemp -d]
 #   reproduce: BUILD_DIR/tests/fuzz/fuzz_<name> WORK/<name>/crash-...
 set -uo pipefail
 build=$1
 seconds=${2:-60}
 jobs=${3:-$(nproc)}
+own_work=0
+[[ -n ${4:-} ]] || own_work=1
 work=${4:-$(mktemp -d /tmp/hetccl-fuzz.XXXXXX)}
 here=$(cd "$(dirname "$0")" && pwd)
 targets=(unique_id descriptor frame handshake mesh tcp_wire shm_wire config_env)
@@ -42,4 +45,5 @@ for name in "${targets[@]}"; do
     ls "$work/$name"/crash-* "$work/$name"/leak-* "$work/$name"/timeout-* "$work/$name"/oom-* 2>/dev/null
   fi
 done
+if [[ $failed == 0 && $own_work == 1 ]]; then rm -rf "$work"; fi  # kept (and printed above) on a failure
 exit $failed

@@ -22,7 +22,7 @@ loaded 2-core CI machine runs several jobs at once, and waiting ranks poll busil
 for clock reading (and are looser by the injection's own duration, printed per case). Detection times
 are printed per case; they are a correctness check with slack, not a benchmark.
 
-Usage: run_faults.py --build BUILD_DIR [--runs N] [--parallel K] [--cases a,b] [--timeout T] [--seed S]
+Usage: run_faults.py --build BUILD_DIR [--runs N] [--parallel K] [--cases all|ci|a,b] [--timeout T] [--seed S]
 Exit status: 0 all passed, 1 a check failed, 77 network namespaces are unavailable (skipped).
 """
 import argparse
@@ -48,6 +48,9 @@ COLLS = ["all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter", "a
 FAULTS = {"kill": "dead", "term": "dead", "stop": "silent", "linkdown": "silent", "drop": "silent", "degrade": "ok"}
 PHASES = ["init", "init_mid", "coll", "finalize"]
 CASES = [f"{f}_{p}" for f in FAULTS if f != "degrade" for p in PHASES] + ["degrade_coll"]
+# The CI set (scripts/test.sh): every fault at every phase, except SIGTERM outside a collective (the
+# process dies as under SIGKILL: hetccl installs no signal handler; term_coll stays as its witness).
+CI_CASES = [c for c in CASES if not c.startswith("term_") or c == "term_coll"]
 
 
 class Proc:
@@ -234,6 +237,17 @@ class Run:
         self.cluster.restore(self.victim)
         return problems
 
+    def root_stopped_mid_answers(self, msg):
+        """The one accepted exception to naming the victim (docs/RELIABILITY.md, known limits): the root
+        (rank 0) went silent while answering the rendezvous, so a survivor with its table waits for a
+        survivor without one, and names that rank at its deadline, which itself names the root."""
+        m = re.search(r"\brank (\d+) \(host node\d+\) did not connect to this rank's bootstrap mesh", msg)
+        if not (self.phase == "init_mid" and self.kind == "silent" and self.victim == 0 and m):
+            return False
+        other = self.procs[int(m.group(1))]
+        err = other.find("ERROR ")
+        return bool(err) and bool(re.search(r"\brank 0\b", err[0].split(" ", 4)[-1]))
+
     def check(self, p):
         problems = []
         out = lambda: "\n      ".join(p.lines[-12:])
@@ -252,7 +266,7 @@ class Run:
         _, phase, at, code, msg = err[0].split(" ", 4)
         if int(code) != REMOTE_ERROR:
             problems.append(f"rank {p.rank}: code {code}, expected hetcclRemoteError ({REMOTE_ERROR}): {msg}")
-        if not re.search(rf"\brank {self.victim}\b", msg):
+        if not re.search(rf"\brank {self.victim}\b", msg) and not self.root_stopped_mid_answers(msg):
             problems.append(f"rank {p.rank}: message does not name rank {self.victim}: {msg}")
         joined = self.phase != "init"
         if joined and self.phase != "init_mid" and f"node{self.victim}" not in msg:
@@ -306,7 +320,8 @@ def main():
     ap.add_argument("--build", required=True, help="build directory (has tests/netns/netns_fault_rank)")
     ap.add_argument("--runs", type=int, default=50, help="runs of every case")
     ap.add_argument("--parallel", type=int, default=4, help="jobs at a time (each in its own namespaces)")
-    ap.add_argument("--cases", default=",".join(CASES), help="comma list; default: " + ",".join(CASES))
+    ap.add_argument("--cases", default="all", help="comma list, or 'all' (default), or 'ci' (" +
+                    ",".join(CI_CASES) + "); all: " + ",".join(CASES))
     ap.add_argument("--timeout", type=float, default=1.0, help="HETCCL_TIMEOUT (s) of the fault cases")
     ap.add_argument("--degrade-timeout", type=float, default=30.0, help="HETCCL_TIMEOUT (s) of the degrade case")
     ap.add_argument("--slack", type=float, default=1.0, help="extra seconds on every upper bound (loaded CI)")
@@ -324,7 +339,7 @@ def main():
     opts.heartbeat = min(max(opts.timeout / 20, 0.02), 0.5)
     opts.netem = netns.has_netem()
     seed = opts.seed if opts.seed is not None else int(time.time())
-    cases = [c for c in opts.cases.split(",") if c]
+    cases = {"all": CASES, "ci": CI_CASES}.get(opts.cases) or [c for c in opts.cases.split(",") if c]
     for c in cases:
         if c not in CASES:
             ap.error(f"unknown case {c}")
