@@ -63,3 +63,10 @@ class Deadline:
     def check(self, what):
         if time.monotonic() > self.end:
             raise TimeoutError(f"deadline passed during {what}")
+
+
+def write_losses(kind, label, losses, file_name):
+    """Rank 0's per-step losses as "step loss" lines (compare_losses.py reads them), and a summary line."""
+    with open(out_path(file_name), "w") as f:
+        f.writelines(f"{k} {v:.9g}\n" for k, v in enumerate(losses))
+    print(f"{kind} {label}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f} ({describe()})")

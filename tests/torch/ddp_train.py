@@ -13,7 +13,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from common import Deadline, describe, out_path, setup, sync
+from common import Deadline, describe, out_path, setup, sync, write_losses
 from model import batch, build_model, loss_fn, make_deterministic
 
 
@@ -65,9 +65,7 @@ def main():
                 json.dump(result, f, indent=1)
             print(f"ddp bench {a.label}: median {result['median_ms']:.2f} ms/step over {len(ms)} steps ({describe()})")
         else:
-            with open(out_path(a.loss_file), "w") as f:
-                f.writelines(f"{k} {v:.9g}\n" for k, v in enumerate(losses))
-            print(f"ddp {a.label}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f} ({describe()})")
+            write_losses("ddp", a.label, losses, a.loss_file)
     dist.destroy_process_group()
     return 0
 

@@ -8,7 +8,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from common import Deadline, describe, out_path, setup
+from common import Deadline, setup, write_losses
 from model import batch, build_model, loss_fn, make_deterministic
 
 
@@ -46,9 +46,7 @@ def main():
         dist.all_reduce(mean)
         losses.append(mean.item() / world)
     if rank == 0:
-        with open(out_path(a.loss_file), "w") as f:
-            f.writelines(f"{k} {v:.9g}\n" for k, v in enumerate(losses))
-        print(f"fsdp {a.label}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f} ({describe()})")
+        write_losses("fsdp", a.label, losses, a.loss_file)
     dist.destroy_process_group()
     return 0
 
