@@ -33,7 +33,7 @@ void storeLittleEndian(uint64_t v, unsigned char* p) noexcept {
 
 CallStampWords callStampWords(const CallStamp& s) noexcept {
   uint64_t w0 = kCallStampMagic | (uint64_t{s.kind} << 32) | (uint64_t{s.type} << 40) | (uint64_t{s.op} << 48);
-  return {w0, s.seq, s.bytes, s.piece};
+  return {w0, s.seq, s.bytes, uint64_t{s.piece} | (static_cast<uint64_t>(static_cast<uint32_t>(s.root + 1)) << 32)};
 }
 
 void encodeCallStamp(const CallStamp& s, void* out) noexcept {
@@ -52,13 +52,19 @@ std::optional<CallStamp> decodeCallStampWords(const CallStampWords& w, std::stri
     if (why) *why = "call stamp has reserved flag bits set (" + hexString(w[0] >> 56) + ")";
     return std::nullopt;
   }
+  const uint64_t rootPlusOne = w[3] >> 32;
+  if (rootPlusOne > 0x7fffffffu) {
+    if (why) *why = "call stamp names root " + std::to_string(rootPlusOne - 1) + ", not a rank";
+    return std::nullopt;
+  }
   CallStamp s;
   s.kind = static_cast<uint8_t>(w[0] >> 32);
   s.type = static_cast<uint8_t>(w[0] >> 40);
   s.op = static_cast<uint8_t>(w[0] >> 48);
   s.seq = w[1];
   s.bytes = w[2];
-  s.piece = w[3];
+  s.piece = static_cast<uint32_t>(w[3]);
+  s.root = static_cast<int32_t>(rootPlusOne) - 1;
   return s;
 }
 
@@ -91,6 +97,7 @@ std::string describeCall(const CallStamp& s) {
   std::string out = callKindName(s.kind) + " #" + std::to_string(s.seq) + " (" + std::to_string(s.bytes) + " B";
   if (std::string t = callTypeName(s.type); !t.empty()) out += ", " + t;
   if (std::string o = callOpName(s.op); !o.empty()) out += ", " + o;
+  if (s.root >= 0) out += ", root " + std::to_string(s.root);
   if (s.piece != 0) out += ", piece " + std::to_string(s.piece);
   return out + ")";
 }

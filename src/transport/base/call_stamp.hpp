@@ -7,8 +7,9 @@
 //   word1: call sequence number: per communicator, counts collective calls and groups identically on
 //          every rank (so a message left over from an earlier call carries an older number)
 //   word2: the sender's message bytes: the size of the whole message this piece belongs to
-//   word3: piece number within the message (0, 1, ...); transports that send a message in one piece
-//          use 0
+//   word3: bits 0-31 piece number (0, 1, ...): the engine numbers the messages of one call on one
+//          connection (and the chunks of one send); bits 32-63: root + 1 of a rooted call (Broadcast,
+//          Reduce), 0 otherwise (GPU ring slots: 0)
 //
 // Field meanings (plain small integers: this header depends on nothing else in hetccl):
 //   kind: hetccl's algo::CollKind value (0 AllReduce .. 8 Recv) for a call of one operation, or
@@ -40,7 +41,8 @@ struct CallStamp {
   uint8_t op = kNoOp;
   uint64_t seq = 0;
   uint64_t bytes = 0;
-  uint64_t piece = 0;
+  uint32_t piece = 0;
+  int32_t root = -1;  ///< rooted calls only; -1 otherwise
 
   bool operator==(const CallStamp&) const = default;
 };
@@ -52,7 +54,8 @@ CallStampWords callStampWords(const CallStamp& s) noexcept;
 /// Writes the 32 wire bytes (little-endian words) to `out`.
 void encodeCallStamp(const CallStamp& s, void* out) noexcept;
 
-/// Parses 32 wire bytes. Returns nullopt when the magic is wrong or a reserved flag bit is set; then
+/// Parses 32 wire bytes. Returns nullopt when the magic is wrong, a reserved flag bit is set or the root
+/// part of word3 is not a rank; then
 /// `why` (when given) says which, e.g. "bad magic 0x0 (expected 0x48435331)".
 std::optional<CallStamp> decodeCallStamp(const void* in, std::string* why = nullptr);
 std::optional<CallStamp> decodeCallStampWords(const CallStampWords& w, std::string* why = nullptr);
@@ -67,8 +70,8 @@ std::string callTypeName(uint8_t type);
 /// "sum", ...; "" for kNoOp; "op 77" outside the known values.
 std::string callOpName(uint8_t op);
 
-/// The call a stamp names: "AllReduce #12 (4096 B, float32, sum)"; a piece other than 0 is added
-/// as ", piece 3".
+/// The call a stamp names: "AllReduce #12 (4096 B, float32, sum)"; a root is added as ", root 2", a
+/// piece other than 0 as ", piece 3".
 std::string describeCall(const CallStamp& s);
 
 /// The error text for a mismatch: "rank 3 sent AllReduce #12 (4096 B, float32, sum), this rank

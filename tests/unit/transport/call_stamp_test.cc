@@ -47,6 +47,7 @@ TEST(CallStamp, RoundTripsEveryField) {
   s.seq = 0xfedcba9876543210ull;
   s.bytes = (1ull << 40) + 5;
   s.piece = 77;
+  s.root = 5;
   unsigned char b[kCallStampBytes];
   encodeCallStamp(s, b);
   std::optional<CallStamp> d = decodeCallStamp(b);
@@ -69,6 +70,12 @@ TEST(CallStamp, RejectsBadMagicAndReservedBits) {
   encodeCallStamp(allReduce12(), b);
   b[0] ^= 0x40;
   EXPECT_FALSE(decodeCallStamp(b));
+
+  CallStampWords w = callStampWords(allReduce12());
+  w[3] |= 0xffffffffull << 32;  // root + 1 beyond any rank
+  why.clear();
+  EXPECT_FALSE(decodeCallStampWords(w, &why));
+  EXPECT_NE(why.find("not a rank"), std::string::npos) << why;
 }
 
 TEST(CallStamp, MatchesComparesEveryField) {
@@ -87,6 +94,8 @@ TEST(CallStamp, MatchesComparesEveryField) {
   EXPECT_FALSE(matches(s, base));
   s = base, s.piece = 1;
   EXPECT_FALSE(matches(s, base));
+  s = base, s.root = 0;
+  EXPECT_FALSE(matches(s, base));
 }
 
 TEST(CallStamp, DescribesCalls) {
@@ -102,6 +111,14 @@ TEST(CallStamp, DescribesCalls) {
   group.seq = 9;
   group.bytes = 0;
   EXPECT_EQ(describeCall(group), "group #9 (0 B)");
+  CallStamp bcast;
+  bcast.kind = 1;
+  bcast.type = 8;
+  bcast.seq = 4;
+  bcast.bytes = 8;
+  bcast.root = 2;
+  EXPECT_EQ(describeCall(bcast), "Broadcast #4 (8 B, float64, root 2)");
+  EXPECT_EQ(callStampWords(bcast)[3], 3ull << 32);
   CallStamp odd;
   odd.kind = 77;
   odd.type = 99;
