@@ -1,5 +1,6 @@
 #include "bootstrap/root.hpp"
 
+#include <chrono>
 #include <mutex>
 #include <vector>
 
@@ -17,6 +18,11 @@ struct Registry {
   std::vector<std::unique_ptr<RendezvousRoot>> roots;
   ~Registry() {
     std::lock_guard lock(mutex);
+    // Process exit: a failed root still owes ranks the failure (they would otherwise wait their whole
+    // deadline for a root that is gone, then blame its process); one shared linger budget for all.
+    const Deadline linger = Deadline::afterMs(RendezvousRoot::kExitLingerMs);
+    for (auto& root : roots)
+      if (root->owesFailure()) root->lingerWhileOwed(linger.remainingMs());
     roots.clear();  // each destructor stops and joins its thread
   }
 };
@@ -50,6 +56,14 @@ net::SocketAddress RendezvousRoot::startInBackground(const net::SocketAddress& a
   return bound;
 }
 
+void RendezvousRoot::lingerWhileOwed(int maxMs) {
+  const Deadline until = Deadline::afterMs(maxMs);
+  if (owesFailure())
+    HETCCL_INFO(log::kBootstrap, "bootstrap root ", listener_.address().toString(),
+                ": process exit waits (at most ", maxMs, " ms) to tell the ranks not connected yet that init failed");
+  while (owesFailure() && !until.expired()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 void RendezvousRoot::serve() noexcept {
   try {
     RootSession session;
@@ -66,6 +80,7 @@ void RendezvousRoot::serve() noexcept {
       }
       session.service(fds.data() + own);
       for (auto& peer : acceptor.service(fds.data())) session.add(std::move(peer));
+      owesFailure_ = session.failed() && !session.complete();
     }
     if (!session.complete() && !stop_) {
       HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), ": deadline passed with ",
