@@ -29,8 +29,17 @@ struct SocketAddress {
 };
 
 /// The address this process should bind: HETCCL_SOCKET_IFNAME if set, else the first non-loopback
-/// interface that is up, else loopback. Port 0.
+/// interface that is up, else loopback. Port 0. Throws InvalidArgument when HETCCL_SOCKET_IFNAME leaves
+/// no interface (syntax in local_address.cc).
 SocketAddress chooseLocalAddress();
+
+/// One address of an interface that is up.
+struct InterfaceAddress {
+  std::string name;
+  SocketAddress address;
+};
+/// chooseLocalAddress() over a given interface list (kernel order) and filter text ("" = no filter).
+SocketAddress chooseLocalAddressFrom(const std::vector<InterfaceAddress>& interfaces, const std::string& filterText);
 
 /// An owned file descriptor of a connected stream socket.
 class Socket {
