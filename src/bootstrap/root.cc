@@ -127,6 +127,8 @@ void RendezvousRoot::serve() noexcept {
     HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), " stopped: ", e.what());
   }
   listener_.close();  // its port is free again at once (the object waits in the registry to be joined)
+  if (spareFd_ >= 0) ::close(spareFd_);
+  spareFd_ = -1;
   finished_ = true;
 }
 

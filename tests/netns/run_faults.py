@@ -41,12 +41,12 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import netns  # noqa: E402
 
-NRANKS = 3
 REMOTE_ERROR = 6  # hetcclRemoteError
 DEAD_BOUND = 10.0
 COLLS = ["all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter", "alltoall", "sendrecv"]
 FAULTS = {"kill": "dead", "term": "dead", "stop": "silent", "linkdown": "silent", "drop": "silent", "degrade": "ok"}
-PHASES = ["init", "init_mid", "coll", "finalize"]
+PHASES = ["init", "init_mid", "coll", "split", "split_mid", "finalize", "finalize_mid"]
+MID_SPLIT_FINALIZE = ("split_mid", "finalize_mid")  # the victim is hit inside the call, at a random moment
 CASES = [f"{f}_{p}" for f in FAULTS if f != "degrade" for p in PHASES] + ["degrade_coll"]
 # The CI set (scripts/test.sh): every fault at every phase, except SIGTERM outside a collective (the
 # process dies as under SIGKILL: hetccl installs no signal handler; term_coll stays as its witness).
@@ -117,12 +117,12 @@ def shm_segments():
         return set()
 
 
-def rank_env(rank, secret, timeout):
+def rank_env(rank, nranks, secret, timeout):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("HETCCL_", "NCCL_", "OMPI_", "SLURM_")) and k not in
            ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
     env.update({
-        "OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": str(NRANKS),
+        "OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": str(nranks),
         "OMPI_COMM_WORLD_LOCAL_RANK": "0", "OMPI_COMM_WORLD_LOCAL_SIZE": "1",
         "HETCCL_COMM_ID": f"{netns.Cluster.addr(0)}:29500", "HETCCL_SECRET": secret,
         "HETCCL_HOST_ID": f"node{rank}", "HETCCL_SOCKET_IFNAME": "=eth0", "HETCCL_TIMEOUT": str(timeout),
@@ -137,7 +137,7 @@ class Run:
         self.opts, self.cluster, self.case, self.index = opts, cluster, case, index
         self.fault, self.phase = case.split("_", 1)
         self.kind = FAULTS[self.fault]
-        self.victim = index % NRANKS
+        self.victim = index % opts.nranks
         self.coll = COLLS[index % len(COLLS)]
         self.rng = rng
         self.t0 = self.t1 = None
@@ -145,17 +145,17 @@ class Run:
 
     def start(self):
         secret = secrets.token_hex(16)
-        iters = {"finalize": 20}.get(self.phase, 0)  # 0: until a call fails
+        iters = 20 if self.phase in ("split", "finalize") + MID_SPLIT_FINALIZE else 0  # 0: until a call fails
         if self.kind == "ok":
             iters = self.opts.degrade_iters
         timeout = self.opts.degrade_timeout if self.kind == "ok" else self.opts.timeout
-        hold = {"init": "init", "finalize": "finalize"}.get(self.phase, "none")
+        hold = {"init": "init", "split": "split", "finalize": "finalize"}.get(self.phase, "none")
         self.procs = []
-        for r in range(NRANKS):
+        for r in range(self.opts.nranks):
             args = self.cluster.prefix(r) + [self.opts.program, "--coll", self.coll, "--count", str(self.opts.count),
                                              "--iters", str(iters), "--hold", hold, "--victim", str(self.victim),
-                                             "--wait-go", "1"]
-            self.procs.append(Proc(r, args, rank_env(r, secret, timeout)))
+                                             "--wait-go", "1", "--split", "1" if self.phase.startswith("split") else "0"]
+            self.procs.append(Proc(r, args, rank_env(r, self.opts.nranks, secret, timeout)))
         # Process start-up (ip netns exec, the dynamic loader) varies by far more than T on a loaded
         # machine: every rank begins its init at the same moment.
         deadline = time.time() + 30
@@ -169,14 +169,18 @@ class Run:
         v = self.procs[self.victim]
         survivors = [p for p in self.procs if p.rank != self.victim]
         deadline = time.time() + 30
-        if self.phase in ("init", "finalize"):
+        if self.phase in ("init", "split", "finalize"):
             if v.wait_event("hold", deadline) is None:
                 return f"victim never reached its hold before {self.phase}"
-            wanted = "init_begin" if self.phase == "init" else "finalize_begin"
+            wanted = {"init": "init_begin", "split": "split_begin"}.get(self.phase, "finalize_begin")
             for s in survivors:
                 if s.wait_event(wanted, deadline) is None:
                     return f"rank {s.rank} never reached {wanted}"
             time.sleep(0.1)
+        elif self.phase in MID_SPLIT_FINALIZE:
+            if v.wait_event(self.phase.replace("_mid", "_begin"), deadline) is None:
+                return f"victim never began {self.phase}"
+            time.sleep(self.rng.uniform(0, 0.02))
         elif self.phase == "init_mid":
             if v.wait_event("init_begin", deadline) is None:
                 return "victim never began init"
@@ -212,12 +216,13 @@ class Run:
         T, P, slack = self.opts.timeout, self.opts.heartbeat, self.opts.slack
         if self.phase == "init":  # the victim never joined: the survivors' init deadline decides
             return survivor.events.get("init_begin", self.t0), T - 0.05, T + 1 + slack
-        if self.phase == "finalize" and self.kind == "silent":  # the victim stopped taking part at its hold:
-            return survivor.events.get("finalize_begin", self.t0), T - 0.05, T + 1 + slack  # the wait's deadline
+        if self.phase in ("split", "finalize") and self.kind == "silent":  # the victim stopped taking part at its
+            begin = survivor.events.get(f"{self.phase}_begin", self.t0)  # hold: the wait's deadline decides
+            return begin, T - 0.05, T + 1 + slack
         if self.kind == "dead":
             hi = max(DEAD_BOUND, T + 1) if self.phase == "init_mid" else DEAD_BOUND
             return self.t0, 0.0, hi + slack
-        if self.phase == "init_mid":  # init deadlines count from init start: only the upper bound applies
+        if self.phase in ("init_mid",) + MID_SPLIT_FINALIZE:  # waits began before the fault: upper bound only
             return self.t0, 0.0, T + 1 + slack
         return self.t0, T - P - 0.05, T + 1 + slack
 
@@ -258,6 +263,8 @@ class Run:
             if p.p.returncode != 0:
                 problems.append(f"rank {p.rank}: exit {p.p.returncode} under a degraded link (expected 0):\n      {out()}")
             return problems
+        if p.p.returncode == 0 and self.phase in MID_SPLIT_FINALIZE:
+            return problems  # the call completed before the fault took effect: nothing to name
         if p.p.returncode != 3:
             return problems + [f"rank {p.rank}: exit {p.p.returncode} (expected 3: error reported, clean teardown):\n      {out()}"]
         err = p.find("ERROR ")
@@ -319,6 +326,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True, help="build directory (has tests/netns/netns_fault_rank)")
     ap.add_argument("--runs", type=int, default=50, help="runs of every case")
+    ap.add_argument("--nranks", type=int, default=3, help="ranks per job (each its own namespace); victims rotate")
     ap.add_argument("--parallel", type=int, default=4, help="jobs at a time (each in its own namespaces)")
     ap.add_argument("--cases", default="all", help="comma list, or 'all' (default), or 'ci' (" +
                     ",".join(CI_CASES) + "); all: " + ",".join(CASES))
@@ -347,7 +355,7 @@ def main():
     if needs_nft and not shutil.which("nft"):
         print("netns faults: FAIL: nftables (`nft`) is not installed; scripts/install-deps.sh installs it")
         return 1
-    print(f"netns faults: {len(cases)} cases x {opts.runs} runs, {opts.parallel} at a time, {NRANKS} ranks, "
+    print(f"netns faults: {len(cases)} cases x {opts.runs} runs, {opts.parallel} at a time, {opts.nranks} ranks, "
           f"HETCCL_TIMEOUT={opts.timeout}, slack {opts.slack} s, degrade via {'netem' if opts.netem else 'nftables loss + tbf'}, "
           f"seed {seed}", flush=True)
 
@@ -357,7 +365,7 @@ def main():
     started = time.time()
 
     def worker(slot):
-        cluster = netns.Cluster(f"{os.getpid() % 100000}s{slot}", NRANKS)
+        cluster = netns.Cluster(f"{os.getpid() % 100000}s{slot}", opts.nranks)
         cluster.create()
         rng = random.Random(seed * 1000 + slot)
         try:
