@@ -273,7 +273,10 @@ class Run:
         _, phase, at, code, msg = err[0].split(" ", 4)
         if int(code) != REMOTE_ERROR:
             problems.append(f"rank {p.rank}: code {code}, expected hetcclRemoteError ({REMOTE_ERROR}): {msg}")
-        if not re.search(rf"\brank {self.victim}\b", msg) and not self.root_stopped_mid_answers(msg):
+        # Inside a split, the child communicator numbers its ranks anew: its errors name the victim by its
+        # child rank, so there the victim's host (one per rank here) identifies it.
+        named = re.search(rf"\brank {self.victim}\b", msg) or (self.phase.startswith("split") and f"node{self.victim}" in msg)
+        if not named and not self.root_stopped_mid_answers(msg):
             problems.append(f"rank {p.rank}: message does not name rank {self.victim}: {msg}")
         joined = self.phase != "init"
         if joined and self.phase != "init_mid" and f"node{self.victim}" not in msg:
