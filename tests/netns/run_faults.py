@@ -8,13 +8,19 @@ and no hetccl shared-memory segment is left. Faults: kill (SIGKILL), term (SIGTE
 linkdown (its eth0 down), drop (nftables drops all its packets); degrade (random loss + delay) must
 not fail the job at all. Phases: init (the victim has not joined while the others wait in init),
 init_mid (during the victim's own init), coll (during a collective; runs rotate over seven kinds),
-finalize (the others wait in hetcclCommFinalize).
+split (the others wait in hetcclCommSplit, colour rank % 2), finalize (the others wait in
+hetcclCommFinalize), split_mid / finalize_mid (the victim is hit inside that call, 0-20 ms after it began;
+a survivor whose call completed before the fault may succeed). --nranks sets the job size (default 3; the
+wide set runs at 4 and 8). Inside a split the child communicator numbers ranks anew, so there the
+victim's host (one per rank) identifies it.
 
 Bounds (HETCCL_TIMEOUT = T; heartbeat period P = clamp(T/20, 20 ms, 500 ms)):
   dead peer (kill, term)                  error <= 10 s after the fault
   silent peer (stop, linkdown, drop)      T - P <= error - fault <= T + 1 s
   victim never joined (init)              T <= error - earliest survivor's init start (the root's deadline),
                                           error - survivor's init start <= T + 1 s
+  victim holds before split (split)       as finalize, from the survivor's split start
+  victim hit inside split/finalize (_mid) dead: error <= 10 s after the fault; silent: <= T + 1 s after it
   victim holds before finalize (finalize) T <= error - survivor's finalize start <= T + 1 s (silent faults;
                                           the victim stops taking part when it holds, before the fault)
 Times count from the start of the injection. Upper bounds get --slack seconds (default 1.0) on top: a
@@ -22,7 +28,8 @@ loaded 2-core CI machine runs several jobs at once, and waiting ranks poll busil
 for clock reading (and are looser by the injection's own duration, printed per case). Detection times
 are printed per case; they are a correctness check with slack, not a benchmark.
 
-Usage: run_faults.py --build BUILD_DIR [--runs N] [--parallel K] [--cases all|ci|a,b] [--timeout T] [--seed S]
+Usage: run_faults.py --build BUILD_DIR [--runs N] [--parallel K] [--cases all|ci|wide|a,b] [--nranks N]
+                     [--timeout T] [--seed S]
 Exit status: 0 all passed, 1 a check failed, 77 network namespaces are unavailable (skipped).
 """
 import argparse
@@ -50,7 +57,12 @@ MID_SPLIT_FINALIZE = ("split_mid", "finalize_mid")  # the victim is hit inside t
 CASES = [f"{f}_{p}" for f in FAULTS if f != "degrade" for p in PHASES] + ["degrade_coll"]
 # The CI set (scripts/test.sh): every fault at every phase, except SIGTERM outside a collective (the
 # process dies as under SIGKILL: hetccl installs no signal handler; term_coll stays as its witness).
-CI_CASES = [c for c in CASES if not c.startswith("term_") or c == "term_coll"]
+CI_CASES = [c for c in CASES if (not c.startswith("term_") or c == "term_coll") and
+            not c.endswith(("_split", "_split_mid", "_finalize_mid"))]
+# The wide set (scripts/test.sh runs it at 4 and 8 ranks): a rank killed or stopped while the others are in
+# hetcclCommSplit or hetcclCommFinalize, where with more ranks a survivor used to name another survivor.
+WIDE_CASES = ["kill_split", "stop_split", "kill_split_mid", "stop_split_mid", "kill_finalize", "kill_finalize_mid",
+              "stop_finalize_mid"]
 
 
 class Proc:
@@ -332,7 +344,7 @@ def main():
     ap.add_argument("--nranks", type=int, default=3, help="ranks per job (each its own namespace); victims rotate")
     ap.add_argument("--parallel", type=int, default=4, help="jobs at a time (each in its own namespaces)")
     ap.add_argument("--cases", default="all", help="comma list, or 'all' (default), or 'ci' (" +
-                    ",".join(CI_CASES) + "); all: " + ",".join(CASES))
+                    ",".join(CI_CASES) + "), or 'wide' (" + ",".join(WIDE_CASES) + "); all: " + ",".join(CASES))
     ap.add_argument("--timeout", type=float, default=1.0, help="HETCCL_TIMEOUT (s) of the fault cases")
     ap.add_argument("--degrade-timeout", type=float, default=30.0, help="HETCCL_TIMEOUT (s) of the degrade case")
     ap.add_argument("--slack", type=float, default=1.0, help="extra seconds on every upper bound (loaded CI)")
@@ -350,7 +362,7 @@ def main():
     opts.heartbeat = min(max(opts.timeout / 20, 0.02), 0.5)
     opts.netem = netns.has_netem()
     seed = opts.seed if opts.seed is not None else int(time.time())
-    cases = {"all": CASES, "ci": CI_CASES}.get(opts.cases) or [c for c in opts.cases.split(",") if c]
+    cases = {"all": CASES, "ci": CI_CASES, "wide": WIDE_CASES}.get(opts.cases) or [c for c in opts.cases.split(",") if c]
     for c in cases:
         if c not in CASES:
             ap.error(f"unknown case {c}")
