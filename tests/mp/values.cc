@@ -91,7 +91,7 @@ void storeInt(hetcclDataType_t t, int64_t v, void* dst) {
 
 void referenceReduce(hetcclDataType_t t, hetcclRedOp_t op, int nranks, uint64_t i, void* dst) {
   const bool isU = isUnsignedType(t);
-  if (isFp8Type(t) && op == hetcclAvg) {  // rank 0's input times fp8(float(1/n)); the other inputs are 0
+  if (isFp8Type(t) && op == hetcclAvg) {  // rank 0's input times fp8(float(1/n)), rounded; the others are 0
     const bool e4m3 = t == hetcclFloat8e4m3;
     const double scale = fp8Value(e4m3, toFp8(e4m3, static_cast<float>(1.0 / nranks)));
     return storeDouble(t, static_cast<double>(elementInput(t, 0, i, op)) * scale + 0.0, dst);

@@ -33,7 +33,8 @@ inline int64_t premulScalar(int r) { return r % 3 + 1; }
 /// Input of the fp8 types: every partial result stays an integer exact in E5M2 (|x| <= 8) whatever the
 /// order: sums and PreMulSum from ranks 0-3 only (|sum| <= 7 with the scalars 1, 2, 3, 1), products of
 /// +-1 and 2 from ranks 0-2, max/min any small value; Avg (PreMulSum by fp8(1/n), as NCCL) from rank 0
-/// only, so the result is that input times fp8(1/n), exact.
+/// only (-5..5), so the result is fp8(input * fp8(1/n)) whatever the order — which differs from
+/// sum-then-divide for some inputs (5 / 3 in E4M3: 1.625, NCCL's rule: 5 * 0.34375 -> 1.75).
 inline int64_t fp8InputValue(int r, uint64_t i, hetcclRedOp_t op) {
   const uint64_t h = static_cast<uint64_t>(r) * 131 + i * 7;
   switch (op) {
@@ -43,7 +44,7 @@ inline int64_t fp8InputValue(int r, uint64_t i, hetcclRedOp_t op) {
     }
     case hetcclMax:
     case hetcclMin: return static_cast<int64_t>(h % 9) - 4;
-    case hetcclAvg: return r == 0 ? static_cast<int64_t>(h % 3) - 1 : 0;
+    case hetcclAvg: return r == 0 ? static_cast<int64_t>(h % 11) - 5 : 0;
     default: return r < 4 ? static_cast<int64_t>(h % 3) - 1 : 0;
   }
 }
