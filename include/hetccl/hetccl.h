@@ -84,7 +84,9 @@ typedef enum HETCCL_ENUM_INT {
   hetcclFloat32 = 7, hetcclFloat = 7,
   hetcclFloat64 = 8, hetcclDouble = 8,
   hetcclBfloat16 = 9,
-  hetcclNumTypes = 10
+  hetcclFloat8e4m3 = 10, /**< OCP FP8 E4M3; reductions as NCCL 2.28 (docs/DESIGN.md, "fp8 reductions") */
+  hetcclFloat8e5m2 = 11, /**< OCP FP8 E5M2 */
+  hetcclNumTypes = 12
 } hetcclDataType_t;
 
 /** Reduction operators (values of ncclRedOp_t). Values >= hetcclNumOps come from

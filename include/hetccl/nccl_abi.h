@@ -139,8 +139,7 @@ typedef enum NCCL_ABI_ENUM_INT {
   ncclMaxRedOp = 0x7fffffff
 } ncclRedOp_t;
 
-/** Element types. hetccl reduces types 0-9; the fp8 types (10, 11) can only be moved (all-gather,
- *  broadcast, all-to-all, send/recv, gather, scatter), not reduced. */
+/** Element types. Every type is reduced, fp8 (10, 11) with NCCL 2.28's rounding rule (docs/DESIGN.md). */
 typedef enum NCCL_ABI_ENUM_INT {
   ncclInt8 = 0, ncclChar = 0,
   ncclUint8 = 1,

@@ -1,6 +1,7 @@
 #include "comm/communicator.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "domain/nccl/nccl_vendor.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
+#include "device/base/fp8_format.hpp"
 #include "device/loader.hpp"
 #include "engine/run_group.hpp"
 #include "stream_exec/stream_executor.hpp"
@@ -328,6 +330,13 @@ ReduceOp Communicator::resolveOp(int handle, DataType type) const {
   ReduceOp op;
   if (handle >= 0 && handle < kNumBuiltinOps) {
     op.kind = static_cast<RedOpKind>(handle);
+    if (op.kind == RedOpKind::Avg && isFp8Type(type)) {
+      // As NCCL 2.28 (hostToDevRedOp): fp8 Avg is PreMulSum by 1/nranks rounded to the fp8 type.
+      op.kind = RedOpKind::PreMulSum;
+      const float inverse = static_cast<float>(1.0 / size());
+      op.scalar[0] = fp8::fromFloatBits(std::bit_cast<uint32_t>(inverse),
+                                        type == DataType::Float8e4m3 ? fp8::kE4M3 : fp8::kE5M2);
+    }
     return op;
   }
   std::lock_guard<std::mutex> lock(mu_);

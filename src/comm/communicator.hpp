@@ -66,7 +66,8 @@ class Communicator {
   int createPreMulSum(DataType type, const void* scalar);
   void destroyOp(int handle);
   /// The engine's form of a reduction operator handle; throws InvalidArgument for unknown handles or a
-  /// PreMulSum created for another type.
+  /// PreMulSum created for another type. Avg of an fp8 type becomes PreMulSum by 1/size() rounded to that
+  /// type, as NCCL 2.28 computes it.
   ReduceOp resolveOp(int handle, DataType type) const;
 
   /// Waits for every rank to finish its work on this communicator (collective), then closes it for

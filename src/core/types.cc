@@ -22,9 +22,11 @@ constexpr std::array<TypeInfo, kNumDataTypes> kTypes{{
     {DataType::Float32, 4, "float32"},
     {DataType::Float64, 8, "float64"},
     {DataType::Bfloat16, 2, "bfloat16"},
+    {DataType::Float8e4m3, 1, "f8e4m3"},
+    {DataType::Float8e5m2, 1, "f8e5m2"},
 }};
 
-constexpr std::array<std::pair<std::string_view, DataType>, 8> kTypeAliases{{
+constexpr std::array<std::pair<std::string_view, DataType>, 10> kTypeAliases{{
     {"char", DataType::Int8},
     {"int", DataType::Int32},
     {"half", DataType::Float16},
@@ -33,6 +35,8 @@ constexpr std::array<std::pair<std::string_view, DataType>, 8> kTypeAliases{{
     {"bf16", DataType::Bfloat16},
     {"fp16", DataType::Float16},
     {"fp32", DataType::Float32},
+    {"float8e4m3", DataType::Float8e4m3},
+    {"float8e5m2", DataType::Float8e5m2},
 }};
 
 constexpr std::array<const char*, 6> kOpNames{"sum", "prod", "max", "min", "avg", "premulsum"};
@@ -58,8 +62,11 @@ std::optional<DataType> parseDataType(std::string_view name) noexcept {
 }
 
 bool isFloatingType(DataType t) noexcept {
-  return t == DataType::Float16 || t == DataType::Float32 || t == DataType::Float64 || t == DataType::Bfloat16;
+  return t == DataType::Float16 || t == DataType::Float32 || t == DataType::Float64 || t == DataType::Bfloat16 ||
+         isFp8Type(t);
 }
+
+bool isFp8Type(DataType t) noexcept { return t == DataType::Float8e4m3 || t == DataType::Float8e5m2; }
 
 const char* redOpName(RedOpKind op) noexcept {
   auto i = static_cast<size_t>(op);

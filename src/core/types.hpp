@@ -20,8 +20,10 @@ enum class DataType : int {
   Float32 = 7,
   Float64 = 8,
   Bfloat16 = 9,
+  Float8e4m3 = 10,  ///< OCP FP8 E4M3 (NCCL's ncclFloat8e4m3); reductions: src/device/base/fp8_format.hpp
+  Float8e5m2 = 11,  ///< OCP FP8 E5M2 (NCCL's ncclFloat8e5m2)
 };
-inline constexpr int kNumDataTypes = 10;
+inline constexpr int kNumDataTypes = 12;
 
 /// Size in bytes of one element; 0 for a value outside the enum.
 size_t dataTypeSize(DataType t) noexcept;
@@ -31,6 +33,8 @@ const char* dataTypeName(DataType t) noexcept;
 std::optional<DataType> parseDataType(std::string_view name) noexcept;
 bool isValidDataType(int t) noexcept;
 bool isFloatingType(DataType t) noexcept;
+/// Float8e4m3 or Float8e5m2.
+bool isFp8Type(DataType t) noexcept;
 
 enum class RedOpKind : int {
   Sum = 0,

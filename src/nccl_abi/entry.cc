@@ -19,16 +19,14 @@ ncclResult_t fromHetccl(const char* fn, hetcclResult_t result) noexcept {
   return static_cast<ncclResult_t>(result);
 }
 
-hetcclDataType_t movedType(ncclDataType_t type) noexcept {
-  if (type == ncclFloat8e4m3 || type == ncclFloat8e5m2) return hetcclUint8;
-  return static_cast<hetcclDataType_t>(type);
-}
+// NCCL's and hetccl's element types share their values, fp8 included, so types pass through unchanged.
+static_assert(static_cast<int>(ncclBfloat16) == static_cast<int>(hetcclBfloat16) &&
+              static_cast<int>(ncclFloat8e4m3) == static_cast<int>(hetcclFloat8e4m3) &&
+              static_cast<int>(ncclFloat8e5m2) == static_cast<int>(hetcclFloat8e5m2) &&
+              static_cast<int>(ncclNumTypes) == static_cast<int>(hetcclNumTypes));
 
-hetcclDataType_t reducedType(ncclDataType_t type) {
-  if (type == ncclFloat8e4m3 || type == ncclFloat8e5m2)
-    throw InvalidUsage(concat("fp8 reductions (", type == ncclFloat8e4m3 ? "ncclFloat8e4m3" : "ncclFloat8e5m2",
-                              ") are not supported by hetccl; fp8 data can only be moved"));
-  return static_cast<hetcclDataType_t>(type);
-}
+hetcclDataType_t movedType(ncclDataType_t type) noexcept { return static_cast<hetcclDataType_t>(type); }
+
+hetcclDataType_t reducedType(ncclDataType_t type) noexcept { return static_cast<hetcclDataType_t>(type); }
 
 }  // namespace hetccl::nccl_abi

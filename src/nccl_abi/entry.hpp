@@ -35,11 +35,11 @@ ncclResult_t run(const char* fn, Body&& body) noexcept {
   return fromHetccl(fn, fromApi);
 }
 
-/// hetccl's element type for an NCCL type in a call that only moves data: the fp8 types move as bytes;
-/// other values pass through (hetccl rejects unknown ones).
+/// hetccl's element type for an NCCL type in a call that only moves data: the same value (hetccl rejects
+/// unknown ones).
 hetcclDataType_t movedType(ncclDataType_t type) noexcept;
-/// hetccl's element type for an NCCL type in a reduction: throws InvalidUsage for the fp8 types (hetccl
-/// has no fp8 arithmetic); other values pass through.
-hetcclDataType_t reducedType(ncclDataType_t type);
+/// hetccl's element type for an NCCL type in a reduction: the same value; the fp8 types are reduced with
+/// NCCL 2.28's rule (docs/DESIGN.md, "fp8 reductions").
+hetcclDataType_t reducedType(ncclDataType_t type) noexcept;
 
 }  // namespace hetccl::nccl_abi

@@ -1,6 +1,7 @@
 // GPU reduction kernels against the host kernels (src/device/host/reduce.cc), bit for bit: every data type
 // x operator, random finite bit patterns plus every pair of edge values (zeros, extremes, subnormals,
-// rounding ties, infinities, NaNs), on the vectorised (16-byte aligned) and the element-wise path.
+// rounding ties, infinities, NaNs), on the vectorised (16-byte aligned) and the element-wise path; for the
+// fp8 types every one of the 65,536 input pairs, NaN results included (fp8 NaNs are canonical).
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
@@ -16,7 +17,8 @@ namespace {
 
 constexpr DataType kAllTypes[] = {DataType::Int8,    DataType::Uint8,   DataType::Int32,   DataType::Uint32,
                                   DataType::Int64,   DataType::Uint64,  DataType::Float16, DataType::Float32,
-                                  DataType::Float64, DataType::Bfloat16};
+                                  DataType::Float64, DataType::Bfloat16, DataType::Float8e4m3,
+                                  DataType::Float8e5m2};
 constexpr RedOpKind kAllOps[] = {RedOpKind::Sum, RedOpKind::Prod, RedOpKind::Max,
                                  RedOpKind::Min, RedOpKind::Avg,  RedOpKind::PreMulSum};
 constexpr size_t kRandomCount = 10007;  // odd: the vector path also runs its element-wise tail
@@ -37,6 +39,10 @@ std::vector<uint64_t> edgeValues(DataType type) {
       return {0x0, 0x8000000000000000, 0x3ff0000000000000, 0xbff0000000000000, 0x7fefffffffffffff,
               0xffefffffffffffff, 0x0010000000000000, 0x1, 0x000fffffffffffff, 0x3ff0000000000001,
               0x7ff0000000000000, 0xfff0000000000000, 0x7ff8000000000000, 0x7ff4000000000000, 0xfff8000000000001};
+    case DataType::Float8e4m3:  // 0, -0, 1, -1, 448, -448, min normal, min subnormal, max subnormal, 1+ulp, NaNs
+      return {0x00, 0x80, 0x38, 0xb8, 0x7e, 0xfe, 0x08, 0x01, 0x07, 0x39, 0x18, 0x7f, 0xff, 0x77};
+    case DataType::Float8e5m2:  // ... and the infinities
+      return {0x00, 0x80, 0x3c, 0xbc, 0x7b, 0xfb, 0x04, 0x01, 0x03, 0x3d, 0x2c, 0x7c, 0xfc, 0x7e, 0x7d, 0xff};
     default:  // integers: 0, 1, -1/max, min, max, 2, alternating bits (truncated to the width)
       return {0x0, 0x1, ~0ull, 0x8000000000000000, 0x7fffffffffffffff, 0x80, 0x7f, 0x80000000, 0x7fffffff,
               0x2, 0x5555555555555555, 0xaaaaaaaaaaaaaaaa, 0xff};
@@ -49,6 +55,8 @@ bool isNan(DataType type, uint64_t bits) {
     case DataType::Bfloat16: return (bits & 0x7fff) > 0x7f80;
     case DataType::Float32: return (bits & 0x7fffffff) > 0x7f800000;
     case DataType::Float64: return (bits & 0x7fffffffffffffff) > 0x7ff0000000000000;
+    case DataType::Float8e4m3: return (bits & 0x7f) == 0x7f;
+    case DataType::Float8e5m2: return (bits & 0x7f) > 0x7c;
     default: return false;
   }
 }
@@ -60,6 +68,8 @@ bool isNonFinite(DataType type, uint64_t bits) {
     case DataType::Bfloat16: return (bits & 0x7f80) == 0x7f80;
     case DataType::Float32: return (bits & 0x7f800000) == 0x7f800000;
     case DataType::Float64: return (bits & 0x7ff0000000000000) == 0x7ff0000000000000;
+    case DataType::Float8e4m3: return (bits & 0x7f) == 0x7f;
+    case DataType::Float8e5m2: return (bits & 0x7c) == 0x7c;
     default: return false;
   }
 }
@@ -144,12 +154,30 @@ TEST_F(GpuReduceTest, EveryTypeAndOpMatchesHostBitwise) {
       SCOPED_TRACE(concat(dataTypeName(type), " ", redOpName(op)));
       std::vector<unsigned char> expected = dst;
       hostReduceFn(type, op)(expected.data(), src.data(), dst.size() / dataTypeSize(type));
-      const bool nanMayDiffer = op != RedOpKind::Max && op != RedOpKind::Min;  // max/min: canonical NaN
+      // max/min and fp8: canonical NaNs
+      const bool nanMayDiffer = op != RedOpKind::Max && op != RedOpKind::Min && !isFp8Type(type);
       for (size_t srcOffset : {size_t{0}, size_t{1}})
         expectSameBits(type, expected, gpuReduce(type, op, dst, src, srcOffset), nanMayDiffer,
                        srcOffset ? "reduce (element-wise path)" : "reduce (vector path)");
     }
   }
+}
+
+TEST_F(GpuReduceTest, Fp8EveryPairAndOpMatchesHostBitwise) {
+  std::vector<unsigned char> dst(65536), src(65536);
+  for (size_t i = 0; i < dst.size(); ++i) {
+    dst[i] = static_cast<unsigned char>(i >> 8);
+    src[i] = static_cast<unsigned char>(i & 0xff);
+  }
+  for (DataType type : {DataType::Float8e4m3, DataType::Float8e5m2})
+    for (RedOpKind op : kAllOps) {
+      SCOPED_TRACE(concat(dataTypeName(type), " ", redOpName(op), " all pairs"));
+      std::vector<unsigned char> expected = dst;
+      hostReduceFn(type, op)(expected.data(), src.data(), dst.size());
+      for (size_t srcOffset : {size_t{0}, size_t{1}})
+        expectSameBits(type, expected, gpuReduce(type, op, dst, src, srcOffset), false,
+                       srcOffset ? "reduce (element-wise path)" : "reduce (vector path)");
+    }
 }
 
 TEST_F(GpuReduceTest, InPlaceReduceDoublesEachElement) {
@@ -185,7 +213,7 @@ TEST_F(GpuReduceTest, ScaleAndDivideMatchHostBitwise) {
       rt_->scale(out.get(), in.get(), count, type, &factor, stream_);
       rt_->copyAsync(got.data(), out.get(), input.size(), stream_);
       rt_->synchronize(stream_);
-      expectSameBits(type, expected, got, true, "scale");
+      expectSameBits(type, expected, got, !isFp8Type(type), "scale");
     }
     for (uint64_t n : {1ull, 3ull, 7ull, 128ull, 1000ull, 1ull << 40}) {
       SCOPED_TRACE(concat(dataTypeName(type), " divide by ", n));
@@ -195,7 +223,7 @@ TEST_F(GpuReduceTest, ScaleAndDivideMatchHostBitwise) {
       rt_->divide(in.get(), count, type, n, stream_);
       rt_->copyAsync(got.data(), in.get(), input.size(), stream_);
       rt_->synchronize(stream_);
-      expectSameBits(type, expected, got, true, "divide");
+      expectSameBits(type, expected, got, !isFp8Type(type), "divide");
     }
   }
 }

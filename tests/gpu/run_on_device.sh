@@ -31,7 +31,7 @@ else
     ${HETCCL_CMAKE_ARGS:-} 2>&1 | tee "$logs/configure.log"
   keep_going=()
   [[ $generator == Ninja ]] && keep_going=(-- -k 0)  # build what builds; ctest reports the rest as not run
-  cmake --build "$build" -j16 --target hetccl-cuda gpu_runtime_test coll_check_gpu stream_semantics coll_check \
+  cmake --build "$build" -j16 --target hetccl-cuda gpu_runtime_test coll_check_gpu stream_semantics fp8_nccl_rule coll_check \
     hetccl-run "${keep_going[@]}" 2>&1 | tee "$logs/build.log" || echo "run_on_device: BUILD FAILED (see build.log)"
 fi
 

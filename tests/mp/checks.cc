@@ -6,7 +6,9 @@
 namespace hetccl::test {
 namespace {
 
-const char* kTypeNames[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64", "bfloat16"};
+const char* kTypeNames[] = {"int8",    "uint8",   "int32",    "uint32", "int64",  "uint64",
+                            "float16", "float32", "float64", "bfloat16", "f8e4m3", "f8e5m2"};
+static_assert(sizeof(kTypeNames) / sizeof(kTypeNames[0]) == hetcclNumTypes);
 const char* kOpNames[] = {"sum", "prod", "max", "min", "avg", "premulsum"};
 
 // memcpy that accepts empty (null) buffers.
@@ -32,7 +34,7 @@ void Checker::fillInput(Bytes& buf, hetcclDataType_t t, hetcclRedOp_t op, int r,
   const size_t es = typeSize(t);
   hetcclRedOp_t base = op == hetcclNumOps ? hetcclSum : op;
   for (size_t i = 0; i < count; ++i)
-    storeInt(t, inputValue(r, offset + i, base, isUnsignedType(t)), buf.data() + i * es);
+    storeInt(t, elementInput(t, r, offset + i, base), buf.data() + i * es);
 }
 
 void Checker::compare(const char* what, hetcclDataType_t t, const Bytes& got, const Bytes& want, size_t gotOffset) {

@@ -1,6 +1,7 @@
 #include "values.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hetccl::test {
 namespace {
@@ -13,11 +14,36 @@ uint16_t toBfloat16(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+/// Value of fp8 pattern b by the format's definition (E4M3: bias 7, 3 mantissa bits; E5M2: bias 15, 2).
+double fp8Value(bool e4m3, int b) {
+  const int m = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  const int e = (b & 0x7f) >> m, f = b & ((1 << m) - 1);
+  const int top = e4m3 ? 15 : 31;
+  if (e == top && (!e4m3 || f == (1 << m) - 1)) return e4m3 || f ? std::nan("") : HUGE_VAL;
+  const double v = e == 0 ? std::ldexp(f, 1 - bias - m) : std::ldexp(f + (1 << m), e - bias - m);
+  return (b & 0x80) ? -v : v;
+}
+
+/// The finite fp8 pattern nearest to d (ties to the even pattern), saturating: only for finite d.
+uint8_t toFp8(bool e4m3, double d) {
+  int best = -1;
+  double bestDistance = 0;
+  for (int b = 0; b < 256; ++b) {
+    const double v = fp8Value(e4m3, b);
+    if (!std::isfinite(v) || std::signbit(v) != std::signbit(d)) continue;
+    const double distance = std::fabs(v - d);
+    if (best < 0 || distance < bestDistance || (distance == bestDistance && (b & 1) == 0)) best = b, bestDistance = distance;
+  }
+  return static_cast<uint8_t>(best);
+}
+
 }  // namespace
+
+bool isFp8Type(hetcclDataType_t t) { return t == hetcclFloat8e4m3 || t == hetcclFloat8e5m2; }
 
 size_t typeSize(hetcclDataType_t t) {
   switch (t) {
-    case hetcclInt8: case hetcclUint8: return 1;
+    case hetcclInt8: case hetcclUint8: case hetcclFloat8e4m3: case hetcclFloat8e5m2: return 1;
     case hetcclFloat16: case hetcclBfloat16: return 2;
     case hetcclInt32: case hetcclUint32: case hetcclFloat32: return 4;
     default: return 8;
@@ -26,7 +52,7 @@ size_t typeSize(hetcclDataType_t t) {
 
 bool isUnsignedType(hetcclDataType_t t) { return t == hetcclUint8 || t == hetcclUint32 || t == hetcclUint64; }
 bool isFloatType(hetcclDataType_t t) {
-  return t == hetcclFloat16 || t == hetcclFloat32 || t == hetcclFloat64 || t == hetcclBfloat16;
+  return t == hetcclFloat16 || t == hetcclFloat32 || t == hetcclFloat64 || t == hetcclBfloat16 || isFp8Type(t);
 }
 
 void storeDouble(hetcclDataType_t t, double d, void* dst) {
@@ -47,6 +73,12 @@ void storeDouble(hetcclDataType_t t, double d, void* dst) {
       return;
     }
     case hetcclFloat64: std::memcpy(dst, &d, 8); return;
+    case hetcclFloat8e4m3:
+    case hetcclFloat8e5m2: {
+      const uint8_t b = toFp8(t == hetcclFloat8e4m3, d);
+      std::memcpy(dst, &b, 1);
+      return;
+    }
     default: storeInt(t, static_cast<int64_t>(d), dst);
   }
 }
@@ -59,11 +91,16 @@ void storeInt(hetcclDataType_t t, int64_t v, void* dst) {
 
 void referenceReduce(hetcclDataType_t t, hetcclRedOp_t op, int nranks, uint64_t i, void* dst) {
   const bool isU = isUnsignedType(t);
+  if (isFp8Type(t) && op == hetcclAvg) {  // rank 0's input times fp8(float(1/n)), rounded; the others are 0
+    const bool e4m3 = t == hetcclFloat8e4m3;
+    const double scale = fp8Value(e4m3, toFp8(e4m3, static_cast<float>(1.0 / nranks)));
+    return storeDouble(t, static_cast<double>(elementInput(t, 0, i, op)) * scale + 0.0, dst);
+  }
   const bool premul = op == hetcclNumOps;
   hetcclRedOp_t base = premul ? hetcclSum : op;
   int64_t acc = 0;
   for (int r = 0; r < nranks; ++r) {
-    int64_t v = inputValue(r, i, base, isU);
+    int64_t v = elementInput(t, r, i, base);
     if (premul) v *= premulScalar(r);
     if (r == 0) {
       acc = v;

@@ -1,7 +1,8 @@
 // Test data and reference results for the multi-process checks. Inputs are small integers, so every
 // reduction is exact in every type whatever the order; the reference folds ranks in rank order in
 // int64 (integers wrap exactly as the narrow type would) and converts once. float16 uses the
-// compiler's _Float16 and bfloat16 a bit-level rounding written here, independent of hetccl's own.
+// compiler's _Float16, bfloat16 a bit-level rounding written here and fp8 a nearest-pattern search over
+// the formats' definitions, all independent of hetccl's own conversions.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,34 @@ inline int64_t inputValue(int r, uint64_t i, hetcclRedOp_t op, bool isUnsigned) 
 
 /// PreMulSum scalar of rank r.
 inline int64_t premulScalar(int r) { return r % 3 + 1; }
+
+/// Input of the fp8 types: every partial result stays an integer exact in E5M2 (|x| <= 8) whatever the
+/// order: sums and PreMulSum from ranks 0-3 only (|sum| <= 7 with the scalars 1, 2, 3, 1), products of
+/// +-1 and 2 from ranks 0-2, max/min any small value; Avg (PreMulSum by fp8(1/n), as NCCL) from rank 0
+/// only (-5..5), so the result is fp8(input * fp8(1/n)) whatever the order — which differs from
+/// sum-then-divide for some inputs (5 / 3 in E4M3: 1.625, NCCL's rule: 5 * 0.34375 -> 1.75).
+inline int64_t fp8InputValue(int r, uint64_t i, hetcclRedOp_t op) {
+  const uint64_t h = static_cast<uint64_t>(r) * 131 + i * 7;
+  switch (op) {
+    case hetcclProd: {
+      static const int64_t kValues[5] = {1, 2, 1, -1, 1};
+      return r < 3 ? kValues[h % 5] : 1;
+    }
+    case hetcclMax:
+    case hetcclMin: return static_cast<int64_t>(h % 9) - 4;
+    case hetcclAvg: return r == 0 ? static_cast<int64_t>(h % 11) - 5 : 0;
+    default: return r < 4 ? static_cast<int64_t>(h % 3) - 1 : 0;
+  }
+}
+
+bool isFp8Type(hetcclDataType_t t);
+
+/// Input element i of rank r of type t for operator op (PreMulSum passes hetcclSum).
+inline int64_t elementInput(hetcclDataType_t t, int r, uint64_t i, hetcclRedOp_t op) {
+  if (isFp8Type(t)) return fp8InputValue(r, i, op);
+  const bool isUnsigned = t == hetcclUint8 || t == hetcclUint32 || t == hetcclUint64;
+  return inputValue(r, i, op, isUnsigned);
+}
 
 size_t typeSize(hetcclDataType_t t);
 bool isUnsignedType(hetcclDataType_t t);

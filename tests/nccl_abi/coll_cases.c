@@ -84,8 +84,34 @@ static void allReduce(const DropinApi* api, ncclComm_t comm, int me, int n) {
   free(in), free(out), free(want), free(f), free(fo), free(d), free(dout), free(l), free(lo);
 }
 
+/* fp8 reductions with results exact in fp8, so any order gives the same bits. Patterns written out here:
+ * E5M2 1.0 = 0x3c; E4M3 1..4 = 0x38 0x40 0x44 0x48. n <= 4. */
+static void fp8Reductions(const DropinApi* api, ncclComm_t comm, int me, int n) {
+  static const unsigned char kE4m3Int[] = {0x00, 0x38, 0x40, 0x44, 0x48};
+  unsigned char in[4 * N], out[4 * N];
+  if (n > 4) return;
+  /* Sum: element i gets 1.0 from rank i % n only. */
+  for (size_t i = 0; i < sizeof in; ++i) in[i] = (int)(i % (size_t)n) == me ? 0x3c : 0x00;
+  dropinExpect(api, api->ncclAllReduce(in, out, sizeof in, ncclFloat8e5m2, ncclSum, comm, NULL), ncclSuccess,
+               "ncclAllReduce fp8 e5m2 sum");
+  for (size_t i = 0; i < sizeof out; ++i)
+    if (out[i] != 0x3c) dropinFail(api, "ncclAllReduce fp8 e5m2 sum: wrong element");
+  /* Max: rank r holds (r + i) % n + 1; the maximum is n everywhere. */
+  for (size_t i = 0; i < sizeof in; ++i) in[i] = kE4m3Int[(me + (int)i) % n + 1];
+  dropinExpect(api, api->ncclAllReduce(in, out, sizeof in, ncclFloat8e4m3, ncclMax, comm, NULL), ncclSuccess,
+               "ncclAllReduce fp8 e4m3 max");
+  for (size_t i = 0; i < sizeof out; ++i)
+    if (out[i] != kE4m3Int[n]) dropinFail(api, "ncclAllReduce fp8 e4m3 max: wrong element");
+  /* Avg of 1.0 on every rank (NCCL: each input times fp8(1/n), then summed): 1.0 for n = 2, 3, 4. */
+  memset(in, 0x38, sizeof in);
+  dropinExpect(api, api->ncclAllReduce(in, out, sizeof in, ncclFloat8e4m3, ncclAvg, comm, NULL), ncclSuccess,
+               "ncclAllReduce fp8 e4m3 avg");
+  for (size_t i = 0; i < sizeof out; ++i)
+    if (n > 1 && out[i] != 0x38) dropinFail(api, "ncclAllReduce fp8 e4m3 avg: wrong element");
+}
+
 /* Broadcast (out of place), Bcast (in place), Reduce, AllGather, ReduceScatter, AlltoAll, Gather and
- * Scatter (in place at the root too), send/recv around a ring in a group, fp8 moved as bytes. */
+ * Scatter (in place at the root too), send/recv around a ring in a group, fp8 moved and reduced. */
 static void dataMovement(const DropinApi* api, ncclComm_t comm, int me, int n, int rcclExtras) {
   const size_t all = (size_t)N * n;
   int32_t *in = xalloc(all * 4), *out = xalloc(all * 4), *want = xalloc(all * 4);
@@ -144,13 +170,11 @@ static void dataMovement(const DropinApi* api, ncclComm_t comm, int me, int n, i
   for (size_t i = 0; i < N; ++i) want[i] = x((me + n - 1) % n, i);
   expectInts(api, "ring send/recv", out, want, N);
 
-  /* fp8 data moves as bytes (4 fp8 elements per int32 here); fp8 reductions are refused. */
+  /* fp8 data moves as bytes (4 fp8 elements per int32 here). */
   dropinExpect(api, api->ncclAllGather(in, out, 4 * N, ncclFloat8e4m3, comm, NULL), ncclSuccess, "ncclAllGather fp8");
   for (size_t i = 0; i < all; ++i) want[i] = x((int)(i / N), i % N);
   expectInts(api, "ncclAllGather fp8", out, want, all);
-  dropinExpect(api, api->ncclAllReduce(in, out, N, ncclFloat8e5m2, ncclSum, comm, NULL), ncclInvalidUsage,
-               "ncclAllReduce fp8");
-  dropinExpectMessage(api, "fp8", "ncclAllReduce fp8");
+  fp8Reductions(api, comm, me, n);
   free(in), free(out), free(want);
 }
 

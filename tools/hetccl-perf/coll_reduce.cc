@@ -6,9 +6,10 @@ namespace hetccl::perf {
 namespace {
 
 hetcclDataType_t dtype(const RunContext& ctx) { return ctx.type.type; }
+bool narrow(const RunContext& ctx) { return needsNarrowInputs(ctx.type.type); }
 
 void fillReductionInput(const RunContext& ctx, void* send, size_t count) {
-  fillElements(ctx.type, send, count, [&](size_t i) { return reductionInput(ctx.op, ctx.rank, ctx.nranks, i); });
+  fillElements(ctx.type, send, count, [&](size_t i) { return reductionInput(ctx.op, ctx.rank, ctx.nranks, i, narrow(ctx)); });
 }
 
 class AllReduce final : public Collective {
@@ -24,7 +25,7 @@ class AllReduce final : public Collective {
     return hetcclAllReduce(send, recv, l.paramCount, dtype(ctx), ctx.redOp, ctx.comm, ctx.stream);
   }
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
-    return countMismatches(ctx.type, recv, l.recvCount, [&](size_t i) { return reductionResult(ctx.op, ctx.nranks, i); });
+    return countMismatches(ctx.type, recv, l.recvCount, [&](size_t i) { return reductionResult(ctx.op, ctx.nranks, i, narrow(ctx)); });
   }
 };
 
@@ -43,7 +44,7 @@ class Reduce final : public Collective {
   }
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
     if (ctx.rank != ctx.root) return 0;
-    return countMismatches(ctx.type, recv, l.recvCount, [&](size_t i) { return reductionResult(ctx.op, ctx.nranks, i); });
+    return countMismatches(ctx.type, recv, l.recvCount, [&](size_t i) { return reductionResult(ctx.op, ctx.nranks, i, narrow(ctx)); });
   }
 };
 
@@ -65,7 +66,7 @@ class ReduceScatter final : public Collective {
   size_t countWrong(const RunContext& ctx, const void* recv, const Layout& l) const override {
     const size_t first = static_cast<size_t>(ctx.rank) * l.recvCount;
     return countMismatches(ctx.type, recv, l.recvCount,
-                           [&](size_t i) { return reductionResult(ctx.op, ctx.nranks, first + i); });
+                           [&](size_t i) { return reductionResult(ctx.op, ctx.nranks, first + i, narrow(ctx)); });
   }
 };
 

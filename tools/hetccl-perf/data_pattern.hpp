@@ -12,12 +12,16 @@
 
 namespace hetccl::perf {
 
-/// Input element `index` of `rank` for a reduction with `op` over `nranks` ranks.
-int64_t reductionInput(OpKind op, int rank, int nranks, size_t index);
+/// Input element `index` of `rank` for a reduction with `op` over `nranks` ranks. `narrow` (the fp8 types):
+/// values whose partial results stay exact in E5M2; fp8 Avg (PreMulSum by fp8(1/nranks), as NCCL) is exact
+/// only for nranks 1, 2, 4, 8 (inputs 1, result 1), so other rank counts check it with zeros.
+int64_t reductionInput(OpKind op, int rank, int nranks, size_t index, bool narrow);
 /// PreMulSum factor of `rank` (1 or 2).
 int64_t preMulScalar(int rank);
 /// The reduction over all ranks of reductionInput(op, r, nranks, index), as the library must compute it.
-int64_t reductionResult(OpKind op, int nranks, size_t index);
+int64_t reductionResult(OpKind op, int nranks, size_t index, bool narrow);
+/// True for the types that need narrow inputs (fp8).
+inline bool needsNarrowInputs(hetcclDataType_t t) { return t == hetcclFloat8e4m3 || t == hetcclFloat8e5m2; }
 /// Input element `index` of `rank` for collectives that only move data (0..100).
 int64_t movementInput(int rank, size_t index);
 /// Value written to output buffers before a collective, to catch elements it failed to write.

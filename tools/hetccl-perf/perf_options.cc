@@ -17,7 +17,7 @@ struct TypeName {
   std::string_view name;
   TypeSpec spec;
 };
-constexpr std::array<TypeName, 16> kTypeNames{{
+constexpr std::array<TypeName, 18> kTypeNames{{
     {"int8", {hetcclInt8, 1, "int8", false}},           {"char", {hetcclInt8, 1, "int8", false}},
     {"uint8", {hetcclUint8, 1, "uint8", false}},        {"int32", {hetcclInt32, 4, "int32", false}},
     {"int", {hetcclInt32, 4, "int32", false}},          {"uint32", {hetcclUint32, 4, "uint32", false}},
@@ -26,6 +26,7 @@ constexpr std::array<TypeName, 16> kTypeNames{{
     {"float", {hetcclFloat32, 4, "float", true}},       {"float32", {hetcclFloat32, 4, "float", true}},
     {"double", {hetcclFloat64, 8, "double", true}},     {"float64", {hetcclFloat64, 8, "double", true}},
     {"bfloat16", {hetcclBfloat16, 2, "bfloat16", true}}, {"bf16", {hetcclBfloat16, 2, "bfloat16", true}},
+    {"f8e4m3", {hetcclFloat8e4m3, 1, "f8e4m3", true}},   {"f8e5m2", {hetcclFloat8e5m2, 1, "f8e5m2", true}},
 }};
 
 constexpr std::array<std::string_view, 6> kOpNames{"sum", "prod", "max", "min", "avg", "premulsum"};
@@ -44,7 +45,7 @@ TypeSpec parseType(const std::string& text) {
   for (const auto& t : kTypeNames)
     if (text == t.name) return t.spec;
   throw std::invalid_argument("-d: unknown data type '" + text +
-                              "' (int8 uint8 int32 uint32 int64 uint64 half float double bfloat16)");
+                              "' (int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2)");
 }
 
 OpKind parseOp(const std::string& text) {
@@ -146,7 +147,7 @@ std::string perfUsage() {
          "  -n ITERS     timed iterations per size (default 20)\n"
          "  -w ITERS     warm-up iterations per size (default 5)\n"
          "  -c 0|1       check results exactly (default 1)\n"
-         "  -d TYPE      int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 (default float)\n"
+         "  -d TYPE      int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2 (default float)\n"
          "  -o OP        sum prod max min avg premulsum (default sum)\n"
          "  -r ROOT      root rank of broadcast and reduce (default 0)\n"
          "  -z 0|1, -p 0|1   accepted for nccl-tests compatibility\n"

@@ -6,7 +6,7 @@
 namespace hetccl::cuda_plugin {
 namespace {
 
-constexpr int kNumDataTypes = 10;  // hetccl::DataType: int8 .. bfloat16
+constexpr int kNumDataTypes = 12;  // hetccl::DataType: int8 .. bfloat16, f8e4m3, f8e5m2
 constexpr int kNumOps = 6;         // hetccl::RedOpKind: sum .. premulsum
 
 bool validType(int dataType) { return dataType >= 0 && dataType < kNumDataTypes; }

@@ -7,10 +7,14 @@
 //  - a NaN stored into float16 / bfloat16 gets the host's encoding (sign, quiet bit, top payload bits).
 // Only NaNs created by arithmetic (inf - inf, 0 * inf) may differ from the host's bits: the vendors'
 // default NaNs differ (x86 sets the sign bit). Finite inputs always give identical bits.
+//  - fp8 (E4M3, E5M2) loads exactly into float, computes in float and stores with the shared integer
+//    conversion of src/device/base/fp8_format.hpp (nearest even, saturating, every NaN 0x7f), so every
+//    result, NaNs included, is bit-identical to the host's; fp8 Max/Min ignore a NaN operand (NCCL's rule).
 #pragma once
 
 #include <stdint.h>
 
+#include "device/base/fp8_format.hpp"
 #include "device/gpu/gpu_alias.hpp"
 
 namespace hetccl::gpu {
@@ -53,6 +57,25 @@ struct ElementTraits<Bfloat16Bits> {
     return Bfloat16Bits{__bfloat16_as_ushort(__float2bfloat16_rn(f))};
   }
 };
+
+/// Storage of the fp8 formats as raw bits.
+struct Fp8E4M3Bits {
+  uint8_t bits;
+};
+struct Fp8E5M2Bits {
+  uint8_t bits;
+};
+
+template <typename Bits, const fp8::Format& kFormat>
+struct Fp8Traits {
+  using Compute = float;
+  __device__ static float load(Bits v) { return __uint_as_float(fp8::toFloatBits(v.bits, kFormat)); }
+  __device__ static Bits store(float f) { return Bits{fp8::fromFloatBits(__float_as_uint(f), kFormat)}; }
+};
+template <>
+struct ElementTraits<Fp8E4M3Bits> : Fp8Traits<Fp8E4M3Bits, fp8::kE4M3> {};
+template <>
+struct ElementTraits<Fp8E5M2Bits> : Fp8Traits<Fp8E5M2Bits, fp8::kE5M2> {};
 
 /// Unsigned integer of the same width (wrapping arithmetic), for the integer element types.
 template <typename C> struct UnsignedOf;
@@ -120,5 +143,15 @@ struct MinMaxOp {
 };
 using MaxOp = MinMaxOp<true>;
 using MinOp = MinMaxOp<false>;
+
+/// Max/Min of the fp8 types (NCCL's __hmax / __hmin): a NaN operand is ignored, two NaNs give NaN, +0 > -0.
+template <bool kMax>
+struct NanIgnoringMinMaxOp {
+  __device__ static float apply(float a, float b) {
+    if (a != a) return b;
+    if (b != b) return a;
+    return MinMaxOp<kMax>::apply(a, b);
+  }
+};
 
 }  // namespace hetccl::gpu

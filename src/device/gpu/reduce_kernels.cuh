@@ -12,7 +12,14 @@
 namespace hetccl::gpu {
 
 // Type codes: hetccl::DataType (NCCL's order). Op codes: hetccl::RedOpKind.
-enum : int { kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kFloat16, kFloat32, kFloat64, kBfloat16 };
+enum : int {
+  kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kFloat16, kFloat32, kFloat64, kBfloat16, kFloat8e4m3, kFloat8e5m2
+};
+
+/// The Max / Min operators of storage type T: the fp8 types ignore NaN operands (NCCL's rule).
+template <typename T> struct MinMaxOf { using Max = MaxOp; using Min = MinOp; };
+template <> struct MinMaxOf<Fp8E4M3Bits> { using Max = NanIgnoringMinMaxOp<true>; using Min = NanIgnoringMinMaxOp<false>; };
+template <> struct MinMaxOf<Fp8E5M2Bits> { using Max = NanIgnoringMinMaxOp<true>; using Min = NanIgnoringMinMaxOp<false>; };
 enum : int { kSum, kProd, kMax, kMin, kAvg, kPreMulSum };
 
 template <typename T, typename Op>
@@ -63,6 +70,8 @@ bool visitElementType(int type, Visitor&& visit) {
     case kFloat32: visit(float{}); return true;
     case kFloat64: visit(double{}); return true;
     case kBfloat16: visit(Bfloat16Bits{}); return true;
+    case kFloat8e4m3: visit(Fp8E4M3Bits{}); return true;
+    case kFloat8e5m2: visit(Fp8E5M2Bits{}); return true;
   }
   return false;
 }
@@ -78,8 +87,8 @@ inline gpuError_t launchReduce(void* dst, const void* src, size_t count, int typ
     switch (op) {
       case kSum: case kAvg: case kPreMulSum: err = launchElementwise(d, s, count, AccumulateFn<T, SumOp>{}, stream); break;
       case kProd: err = launchElementwise(d, s, count, AccumulateFn<T, ProdOp>{}, stream); break;
-      case kMax: err = launchElementwise(d, s, count, AccumulateFn<T, MaxOp>{}, stream); break;
-      case kMin: err = launchElementwise(d, s, count, AccumulateFn<T, MinOp>{}, stream); break;
+      case kMax: err = launchElementwise(d, s, count, AccumulateFn<T, typename MinMaxOf<T>::Max>{}, stream); break;
+      case kMin: err = launchElementwise(d, s, count, AccumulateFn<T, typename MinMaxOf<T>::Min>{}, stream); break;
       default: break;
     }
   });
@@ -118,13 +127,13 @@ inline gpuError_t preloadReduceKernels() {
     gpuFuncAttributes attributes;
     if (err == gpuSuccess) err = gpuFuncGetAttributes(&attributes, kernel);
   };
-  for (int type = kInt8; type <= kBfloat16; ++type)
+  for (int type = kInt8; type <= kFloat8e5m2; ++type)
     visitElementType(type, [&](auto element) {
       using T = decltype(element);
       load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, SumOp>>));
       load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, ProdOp>>));
-      load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, MaxOp>>));
-      load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, MinOp>>));
+      load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, typename MinMaxOf<T>::Max>>));
+      load(reinterpret_cast<const void*>(&elementwiseKernel<T, AccumulateFn<T, typename MinMaxOf<T>::Min>>));
       load(reinterpret_cast<const void*>(&elementwiseKernel<T, ScaleFn<T>>));
       load(reinterpret_cast<const void*>(&elementwiseKernel<T, DivideFn<T>>));
     });

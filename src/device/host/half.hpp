@@ -1,5 +1,6 @@
 // Conversions between float and the 16-bit float formats (IEEE binary16 "float16" and bfloat16), done
-// with integer operations on the bit patterns so they behave the same on every host compiler.
+// with integer operations on the bit patterns so they behave the same on every host compiler; storage
+// wrappers of the 16-bit and 8-bit float formats for the host reduction kernels.
 //
 // Contract of every float -> 16-bit conversion: round to nearest, ties to even; values past the largest
 // finite 16-bit value (after rounding) become +-Inf; subnormal results are produced exactly (no flush to
@@ -9,6 +10,8 @@
 
 #include <bit>
 #include <cstdint>
+
+#include "device/base/fp8_format.hpp"
 
 namespace hetccl::device {
 
@@ -84,5 +87,17 @@ struct Bfloat16 {
   static Bfloat16 fromFloat(float f) noexcept { return Bfloat16{floatToBfloat16(f)}; }
 };
 static_assert(sizeof(Half) == 2 && sizeof(Bfloat16) == 2);
+
+/// The 8-bit float formats (conversions in src/device/base/fp8_format.hpp: exact loads, stores that round
+/// to nearest even and saturate to the largest finite value, as NCCL's fp8 kernels do).
+template <const fp8::Format& kFormat>
+struct Fp8 {
+  uint8_t bits;
+  static float toFloat(Fp8 v) noexcept { return std::bit_cast<float>(fp8::toFloatBits(v.bits, kFormat)); }
+  static Fp8 fromFloat(float f) noexcept { return Fp8{fp8::fromFloatBits(std::bit_cast<uint32_t>(f), kFormat)}; }
+};
+using Fp8E4M3 = Fp8<fp8::kE4M3>;
+using Fp8E5M2 = Fp8<fp8::kE5M2>;
+static_assert(sizeof(Fp8E4M3) == 1 && sizeof(Fp8E5M2) == 1);
 
 }  // namespace hetccl::device

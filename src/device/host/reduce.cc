@@ -37,11 +37,18 @@ constexpr std::array<ReduceFn, 4> kernelsOf() {
           &reduceLoop<T, host_ops::MinOp>};
 }
 
+/// The fp8 types: Max/Min ignore NaN operands, as NCCL's fp8 kernels do.
+template <typename T>
+constexpr std::array<ReduceFn, 4> fp8KernelsOf() {
+  return {&reduceLoop<T, host_ops::SumOp>, &reduceLoop<T, host_ops::ProdOp>,
+          &reduceLoop<T, host_ops::NanIgnoringMinMaxOp<true>>, &reduceLoop<T, host_ops::NanIgnoringMinMaxOp<false>>};
+}
+
 // Indexed by DataType's value (NCCL's order).
 constexpr std::array<std::array<ReduceFn, 4>, kNumDataTypes> kKernels{
     kernelsOf<int8_t>(),   kernelsOf<uint8_t>(), kernelsOf<int32_t>(), kernelsOf<uint32_t>(),
     kernelsOf<int64_t>(),  kernelsOf<uint64_t>(), kernelsOf<Half>(),   kernelsOf<float>(),
-    kernelsOf<double>(),   kernelsOf<Bfloat16>(),
+    kernelsOf<double>(),   kernelsOf<Bfloat16>(), fp8KernelsOf<Fp8E4M3>(), fp8KernelsOf<Fp8E5M2>(),
 };
 
 template <typename T>
@@ -92,6 +99,8 @@ bool visitType(DataType type, Visitor&& visit) {
     case DataType::Float32: visit(Typed<float>{}); return true;
     case DataType::Float64: visit(Typed<double>{}); return true;
     case DataType::Bfloat16: visit(Typed<Bfloat16>{}); return true;
+    case DataType::Float8e4m3: visit(Typed<Fp8E4M3>{}); return true;
+    case DataType::Float8e5m2: visit(Typed<Fp8E5M2>{}); return true;
   }
   return false;
 }

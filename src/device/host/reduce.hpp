@@ -1,6 +1,8 @@
 // Host (CPU) reduction kernels for every type and operator. float16 / bfloat16 are computed in float
 // and rounded to nearest-even. Max/Min propagate NaN symmetrically (op(a,b) == op(b,a) bitwise), so a
-// reduction gives the same bits whichever rank computes it.
+// reduction gives the same bits whichever rank computes it. The fp8 types follow NCCL 2.28's rule
+// (docs/DESIGN.md, "fp8 reductions"): computed in float, rounded to nearest even and saturated to the
+// largest finite value (never Inf), every NaN result is 0x7f, Max/Min ignore a NaN operand.
 #pragma once
 
 #include <cstddef>

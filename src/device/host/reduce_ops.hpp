@@ -35,6 +35,17 @@ struct ElementTraits<Bfloat16> {
   static float load(Bfloat16 v) noexcept { return Bfloat16::toFloat(v); }
   static Bfloat16 store(float v) noexcept { return Bfloat16::fromFloat(v); }
 };
+/// fp8 computes in float and stores with fp8::fromFloatBits. NCCL computes in half (__hadd / __hmul on
+/// the fp8 values converted to half, then converts to fp8); for two fp8 operands the float result
+/// rounded once gives the same bits (sums and products of fp8 values are exact in float or, for E5M2
+/// sums, rounded with enough spare precision), which tests/unit/device/fp8_reduce_test.cc checks
+/// exhaustively against the literal half-then-fp8 rounding.
+template <const fp8::Format& kFormat>
+struct ElementTraits<Fp8<kFormat>> {
+  using Compute = float;
+  static float load(Fp8<kFormat> v) noexcept { return Fp8<kFormat>::toFloat(v); }
+  static Fp8<kFormat> store(float v) noexcept { return Fp8<kFormat>::fromFloat(v); }
+};
 
 /// Unsigned integer with the same width as the floating type F (for bit operations).
 template <typename F>
@@ -86,5 +97,16 @@ struct MinMaxOp {
 };
 using MaxOp = MinMaxOp<true>;
 using MinOp = MinMaxOp<false>;
+
+/// Max/Min of the fp8 types, as NCCL's (__hmax / __hmin of half): a NaN operand is ignored (the other
+/// one is the result; two NaNs give NaN), +0 is larger than -0. Symmetric bit for bit.
+template <bool kMax>
+struct NanIgnoringMinMaxOp {
+  static float apply(float a, float b) noexcept {
+    if (a != a) return b;
+    if (b != b) return a;
+    return MinMaxOp<kMax>::apply(a, b);
+  }
+};
 
 }  // namespace hetccl::device::host_ops

@@ -17,6 +17,8 @@ abi::ncclDataType_t toNcclType(DataType type) {
     case DataType::Float32: return 7;
     case DataType::Float64: return 8;
     case DataType::Bfloat16: return 9;
+    case DataType::Float8e4m3: return 10;
+    case DataType::Float8e5m2: return 11;
   }
   throw InvalidArgument(concat("data type ", static_cast<int>(type), " has no vendor equivalent"));
 }

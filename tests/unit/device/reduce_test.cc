@@ -38,6 +38,8 @@ class Buffer {
       case DataType::Float32: store(p, static_cast<float>(v)); break;
       case DataType::Float64: store(p, v); break;
       case DataType::Bfloat16: store(p, floatToBfloat16(static_cast<float>(v))); break;
+      case DataType::Float8e4m3: store(p, Fp8E4M3::fromFloat(static_cast<float>(v))); break;
+      case DataType::Float8e5m2: store(p, Fp8E5M2::fromFloat(static_cast<float>(v))); break;
     }
   }
   double get(size_t i) const {
@@ -53,6 +55,8 @@ class Buffer {
       case DataType::Float32: return load<float>(p);
       case DataType::Float64: return load<double>(p);
       case DataType::Bfloat16: return bfloat16ToFloat(load<uint16_t>(p));
+      case DataType::Float8e4m3: return Fp8E4M3::toFloat(load<Fp8E4M3>(p));
+      case DataType::Float8e5m2: return Fp8E5M2::toFloat(load<Fp8E5M2>(p));
     }
     return 0;
   }
@@ -80,16 +84,18 @@ double referenceOp(RedOpKind op, double a, double b) {
   }
 }
 
-// 1000 elements: many full blocks and a tail. Values small enough to be exact in every type.
+// 1000 elements: many full blocks and a tail. Values small enough to be exact in every type (fp8: smaller
+// ones; fp8_reduce_test checks every fp8 pair exhaustively).
 TEST(HostReduce, EveryTypeAndOperatorMatchesReferenceOnSmallValues) {
   constexpr size_t kCount = 1000;
   for (int t = 0; t < kNumDataTypes; ++t) {
     const auto type = static_cast<DataType>(t);
     for (RedOpKind op : kAccumulateOps) {
       std::vector<double> a(kCount), b(kCount);
+      const bool fp8 = isFp8Type(type);
       for (size_t i = 0; i < kCount; ++i) {
-        a[i] = static_cast<double>(i % 7) - (isSigned(type) ? 3 : 0);
-        b[i] = static_cast<double>((i * 5) % 11) - (isSigned(type) ? 5 : 0);
+        a[i] = fp8 ? static_cast<double>(i % 5) - 2 : static_cast<double>(i % 7) - (isSigned(type) ? 3 : 0);
+        b[i] = fp8 ? static_cast<double>((i * 3) % 7) - 3 : static_cast<double>((i * 5) % 11) - (isSigned(type) ? 5 : 0);
       }
       Buffer dst(type, a), src(type, b);
       ReduceFn fn = hostReduceFn(type, op);
@@ -107,7 +113,7 @@ TEST(HostReduce, AvgAndPreMulSumAccumulateAsSumAndBadPairsGiveNull) {
     EXPECT_EQ(hostReduceFn(type, RedOpKind::Avg), hostReduceFn(type, RedOpKind::Sum));
     EXPECT_EQ(hostReduceFn(type, RedOpKind::PreMulSum), hostReduceFn(type, RedOpKind::Sum));
   }
-  EXPECT_EQ(hostReduceFn(static_cast<DataType>(10), RedOpKind::Sum), nullptr);
+  EXPECT_EQ(hostReduceFn(static_cast<DataType>(kNumDataTypes), RedOpKind::Sum), nullptr);
   EXPECT_EQ(hostReduceFn(static_cast<DataType>(-1), RedOpKind::Sum), nullptr);
   EXPECT_EQ(hostReduceFn(DataType::Float32, static_cast<RedOpKind>(6)), nullptr);
 }
@@ -183,7 +189,7 @@ TEST(HostScale, MultipliesEveryTypeAndWrapsIntegers) {
   for (int t = 0; t < kNumDataTypes; ++t) {
     const auto type = static_cast<DataType>(t);
     std::vector<double> values(77);
-    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % 9);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(isFp8Type(type) ? i % 3 : i % 9);
     Buffer src(type, values), dst(type, std::vector<double>(values.size(), 0)), factor(type, {3});
     hostScale(dst.data(), src.data(), values.size(), type, factor.data());
     for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(dst.get(i), values[i] * 3) << dataTypeName(type) << " " << i;

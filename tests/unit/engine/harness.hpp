@@ -110,6 +110,8 @@ inline void storeElement(DataType type, int64_t v, void* dst) {
     case DataType::Bfloat16: { uint16_t x = device::floatToBfloat16(static_cast<float>(v)); std::memcpy(dst, &x, 2); return; }
     case DataType::Float32: { float x = static_cast<float>(v); std::memcpy(dst, &x, 4); return; }
     case DataType::Float64: { double x = static_cast<double>(v); std::memcpy(dst, &x, 8); return; }
+    case DataType::Float8e4m3: { uint8_t x = device::Fp8E4M3::fromFloat(static_cast<float>(v)).bits; std::memcpy(dst, &x, 1); return; }
+    case DataType::Float8e5m2: { uint8_t x = device::Fp8E5M2::fromFloat(static_cast<float>(v)).bits; std::memcpy(dst, &x, 1); return; }
   }
 }
 
