@@ -71,40 +71,49 @@ P2pMessages p2pStamps(std::span<const CollOp> group, int rank, const algo::Tunin
 
 std::vector<CallStamp> stampGroup(const algo::Schedule& schedule, std::span<const CollOp> group, int rank,
                                   const algo::Tuning& tuning, CallSequence& seq) {
+  bool anyP2p = false;
   int maxPeer = rank;
-  for (const CollOp& op : group) maxPeer = std::max(maxPeer, op.peer);
+  for (const CollOp& op : group) {
+    anyP2p = anyP2p || isP2p(op.kind);
+    maxPeer = std::max(maxPeer, op.peer);
+  }
   for (const algo::Step& st : schedule.steps) maxPeer = std::max(maxPeer, st.peer);
   const size_t nranks = static_cast<size_t>(maxPeer) + 1;
 
   std::optional<CallStamp> coll = collectiveStamp(group, seq.collectives + 1);
   if (coll) ++seq.collectives;
-  P2pMessages p2p = p2pStamps(group, rank, tuning, seq, nranks);
-
-  // Messages per connection; the last p2p-many of them are the point-to-point ones.
-  std::vector<size_t> total[2] = {std::vector<size_t>(nranks, 0), std::vector<size_t>(nranks, 0)};
-  for (const algo::Step& st : schedule.steps)
-    if (st.kind == StepKind::Send || st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce)
-      ++total[st.kind == StepKind::Send ? 0 : 1][st.peer];
-  std::vector<size_t> seen[2] = {std::vector<size_t>(nranks, 0), std::vector<size_t>(nranks, 0)};
+  // Per connection (2 * peer + direction): messages seen so far and, with point-to-point operations,
+  // how many of its messages are collective ones (the planner puts those first).
+  std::vector<size_t> seen(2 * nranks, 0), collectiveMessages;
+  P2pMessages p2p;
+  if (anyP2p) {
+    p2p = p2pStamps(group, rank, tuning, seq, nranks);
+    collectiveMessages.assign(2 * nranks, 0);
+    for (const algo::Step& st : schedule.steps)
+      if (st.kind == StepKind::Send || st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce)
+        ++collectiveMessages[2 * st.peer + (st.kind == StepKind::Send ? 0 : 1)];
+    for (size_t c = 0; c < collectiveMessages.size(); ++c) {
+      const size_t mine = (c % 2 == 0 ? p2p.send : p2p.recv)[c / 2].size();
+      if (collectiveMessages[c] < mine || (collectiveMessages[c] > mine && !coll))
+        throw InternalError(concat("engine: rank ", rank, "'s schedule has ", collectiveMessages[c], " messages ",
+                                   c % 2 == 0 ? "to" : "from", " rank ", c / 2, " but its group needs ", mine,
+                                   " point-to-point ones", coll ? "" : " and no collective ones"));
+      collectiveMessages[c] -= mine;
+    }
+  }
 
   std::vector<CallStamp> stamps(schedule.steps.size());
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     const algo::Step& st = schedule.steps[i];
     if (st.kind != StepKind::Send && st.kind != StepKind::Recv && st.kind != StepKind::RecvReduce) continue;
-    const int dir = st.kind == StepKind::Send ? 0 : 1;
-    const auto peer = static_cast<size_t>(st.peer);
-    const std::vector<CallStamp>& mine = dir == 0 ? p2p.send[peer] : p2p.recv[peer];
-    const size_t index = seen[dir][peer]++;
-    const size_t collectiveMessages = total[dir][peer] - std::min(total[dir][peer], mine.size());
-    if (total[dir][peer] < mine.size() || (index < collectiveMessages && !coll))
-      throw InternalError(concat("engine: rank ", rank, "'s schedule has ", total[dir][peer], " messages ",
-                                 dir == 0 ? "to" : "from", " rank ", peer, " but its group needs ", mine.size(),
-                                 " point-to-point ones", coll ? "" : " and no collective ones"));
-    if (index < collectiveMessages) {
+    const size_t c = 2 * static_cast<size_t>(st.peer) + (st.kind == StepKind::Send ? 0 : 1);
+    const size_t index = seen[c]++;
+    if (!anyP2p || index < collectiveMessages[c]) {
+      if (!coll) throw InternalError(concat("engine: rank ", rank, "'s schedule has a message for no operation"));
       stamps[i] = *coll;
       stamps[i].piece = static_cast<uint32_t>(index);
     } else {
-      stamps[i] = mine[index - collectiveMessages];
+      stamps[i] = (c % 2 == 0 ? p2p.send : p2p.recv)[c / 2][index - collectiveMessages[c]];
     }
   }
   return stamps;
