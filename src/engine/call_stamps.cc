@@ -15,7 +15,9 @@ using algo::StepKind;
 using transport::CallStamp;
 
 bool isP2p(CollKind k) { return k == CollKind::Send || k == CollKind::Recv; }
-bool isReducing(CollKind k) { return k == CollKind::AllReduce || k == CollKind::Reduce || k == CollKind::ReduceScatter; }
+bool isReducing(CollKind k) {
+  return k == CollKind::AllReduce || k == CollKind::Reduce || k == CollKind::ReduceScatter;
+}
 bool isRooted(CollKind k) { return k == CollKind::Broadcast || k == CollKind::Reduce; }
 
 /// The stamp every collective message of the group carries (piece 0); nullopt without collectives.
@@ -58,8 +60,13 @@ P2pMessages p2pStamps(std::span<const CollOp> group, int rank, const algo::Tunin
     const auto peer = static_cast<size_t>(op.peer);
     if (counters.size() <= peer) counters.resize(peer + 1, 0);
     const size_t elem = dataTypeSize(op.type);
-    CallStamp s{static_cast<uint8_t>(CollKind::Send), static_cast<uint8_t>(op.type), transport::kNoOp,
-                ++counters[peer], op.count * elem, 0, -1};
+    CallStamp s{static_cast<uint8_t>(CollKind::Send),
+                static_cast<uint8_t>(op.type),
+                transport::kNoOp,
+                ++counters[peer],
+                op.count * elem,
+                0,
+                -1};
     const size_t chunks = algo::chunkCount(op.count, tuning.chunkElems(elem));
     std::vector<CallStamp>& list = (send ? out.send : out.recv)[peer];
     for (size_t c = 0; c < chunks; ++c, ++s.piece) list.push_back(s);

@@ -29,7 +29,7 @@ namespace hetccl::engine {
 
 /// A communicator's call counters (the stamps' sequence numbers).
 struct CallSequence {
-  uint64_t collectives = 0;    ///< groups with at least one collective
+  uint64_t collectives = 0;     ///< groups with at least one collective
   std::vector<uint64_t> sends;  ///< per peer: Send operations to it
   std::vector<uint64_t> recvs;  ///< per peer: Recv operations from it
 };

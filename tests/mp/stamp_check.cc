@@ -52,7 +52,8 @@ hetcclResult_t disagree(const std::string& name, const Rank& r) {
   if (name == "bcast_count")
     return hetcclBroadcast(buf.data(), buf.data(), r.rank == 0 ? 1 : 0, hetcclFloat32, 0, r.comm, nullptr);
   if (name == "allreduce_vs_reduce") {
-    if (r.rank == 0) return hetcclReduce(buf.data(), buf.data() + 1024, 1024, hetcclFloat32, hetcclSum, 0, r.comm, nullptr);
+    if (r.rank == 0)
+      return hetcclReduce(buf.data(), buf.data() + 1024, 1024, hetcclFloat32, hetcclSum, 0, r.comm, nullptr);
     return hetcclAllReduce(buf.data(), buf.data() + 1024, 1024, hetcclFloat32, hetcclSum, r.comm, nullptr);
   }
   if (name == "int_vs_float")
@@ -105,8 +106,8 @@ bool badInputCase(const Rank& r, std::string& detail) {
            hetcclGetErrorString(b) + " (" + mb + "); self size mismatch " + hetcclGetErrorString(c) + " (" + mc +
            "); then allreduce " + hetcclGetErrorString(d) + " sum " + std::to_string(sum) + " " +
            hetcclGetLastError(r.comm);
-  return a == hetcclInvalidArgument && b == hetcclInvalidArgument && c == hetcclInvalidArgument &&
-         d == hetcclSuccess && sum == static_cast<float>(n) && recv[0] == 0.0f;
+  return a == hetcclInvalidArgument && b == hetcclInvalidArgument && c == hetcclInvalidArgument && d == hetcclSuccess &&
+         sum == static_cast<float>(n) && recv[0] == 0.0f;
 }
 
 bool p2pCase(const Rank& r, std::string& detail) {
@@ -123,7 +124,8 @@ bool p2pCase(const Rank& r, std::string& detail) {
     int v = 0;
     if (me > 0) check(hetcclRecv(&v, 1, hetcclInt32, me - 1, r.comm, nullptr), "chain recv");
     v += me + iter;
-    if (me < n - 1) check(hetcclSend(&v, 1, hetcclInt32, me + 1, r.comm, nullptr), "chain send");
+    if (me < n - 1)
+      check(hetcclSend(&v, 1, hetcclInt32, me + 1, r.comm, nullptr), "chain send");
     else if (ok && v != n * (n - 1) / 2 + iter * n) {
       ok = false;
       detail = "chain end got " + std::to_string(v);
@@ -184,11 +186,14 @@ int main(int argc, char** argv) {
   Rank r{nullptr, env.rank, env.size};
   if (hetcclCommInitRank(&r.comm, env.size, env.id, env.rank) != hetcclSuccess) return 2;
   std::string detail;
-  bool ok = name == "bad_input" ? badInputCase(r, detail) : name == "p2p_programs" ? p2pCase(r, detail)
-                                                                                   : mismatchCase(name, r, detail);
+  bool ok = name == "bad_input"      ? badInputCase(r, detail)
+            : name == "p2p_programs" ? p2pCase(r, detail)
+                                     : mismatchCase(name, r, detail);
   std::printf("stamp_check: rank %d: %s: %s: %s\n", r.rank, name.c_str(), ok ? "OK" : "FAIL", detail.c_str());
   std::fflush(stdout);
-  if (ok && name != "bad_input" && name != "p2p_programs") hetcclCommAbort(r.comm);  // failed: abort, not finalize
-  else hetcclCommDestroy(r.comm);
+  if (ok && name != "bad_input" && name != "p2p_programs")
+    hetcclCommAbort(r.comm);  // failed: abort, not finalize
+  else
+    hetcclCommDestroy(r.comm);
   return ok ? 0 : 1;
 }

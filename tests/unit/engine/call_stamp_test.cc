@@ -37,7 +37,8 @@ CollOp op(CollKind kind, void* buf, size_t count, DataType type = DataType::Floa
 }
 
 /// Each rank runs its list of groups in order over one communicator-like context (shared counters).
-std::vector<std::exception_ptr> runPrograms(int n, const std::function<std::vector<std::vector<CollOp>>(int)>& program) {
+std::vector<std::exception_ptr> runPrograms(int n,
+                                            const std::function<std::vector<std::vector<CollOp>>(int)>& program) {
   MemWorld world(n, /*eagerBytes=*/1024);  // buffered like shm and tcp: a stray send completes
   return runRanks(n, [&](int r) {
     auto links = world.linksFor(r);
@@ -50,7 +51,8 @@ std::vector<std::exception_ptr> runPrograms(int n, const std::function<std::vect
         if (world.fabric().isDead(p)) throw PeerError(p, "", "peer failed");
     };
     try {
-      for (const auto& group : program(r)) engine::runGroup(algo::Topology::singleDomain(r, n), group, *links, ctx, smallChunks());
+      for (const auto& group : program(r))
+        engine::runGroup(algo::Topology::singleDomain(r, n), group, *links, ctx, smallChunks());
     } catch (...) {
       world.fabric().kill(r);  // as a failed communicator stops talking
       throw;
@@ -106,8 +108,7 @@ TEST(EngineCallStamps, PointToPointMayBeGroupedDifferentlyOnEachSide) {
     if (r == 0) {  // three sends (the second in several chunks) and an AllReduce in one group
       groups.push_back({op(CollKind::Send, src.data(), 4, DataType::Int32, 1),
                         op(CollKind::Send, src.data() + 4, 32, DataType::Int32, 1),
-                        op(CollKind::Send, src.data() + 36, 4, DataType::Int32, 1),
-                        op(CollKind::AllReduce, &x[0], 1)});
+                        op(CollKind::Send, src.data() + 36, 4, DataType::Int32, 1), op(CollKind::AllReduce, &x[0], 1)});
     } else {  // the AllReduce with the first receive, then the others alone
       groups.push_back({op(CollKind::AllReduce, &x[1], 1), op(CollKind::Recv, dst.data(), 4, DataType::Int32, 0)});
       groups.push_back({op(CollKind::Recv, dst.data() + 4, 32, DataType::Int32, 0)});
