@@ -56,6 +56,12 @@ GroupSig signature(std::span<const algo::CollOp> ops) {
 
 }  // namespace
 
+bool hasCollective(std::span<const algo::CollOp> ops) {
+  for (const auto& op : ops)
+    if (op.kind != algo::CollKind::Send && op.kind != algo::CollKind::Recv) return true;
+  return false;
+}
+
 void checkCallsAgree(bootstrap::Bootstrap& boot, std::span<const algo::CollOp> ops) {
   std::vector<GroupSig> all(boot.size());
   all[boot.rank()] = signature(ops);

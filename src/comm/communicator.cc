@@ -71,6 +71,7 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
   exec_.timeoutMs = config().timeoutMs();
   exec_.abortFlag = &aborted_;
   exec_.scratch = &scratch_;
+  exec_.calls = &calls_;
   exec_.peers = boot_->peers();
   exec_.checkFailure = [b = boot_.get()] {
     if (auto f = b->failure()) throw *f;
@@ -151,7 +152,7 @@ void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
     }
   }
   if (streamExec_) {
-    if (checkCalls_) checkCallsAgree(*boot_, ops);  // before anything is queued: the communicator stays usable
+    if (checkCalls_ && hasCollective(ops)) checkCallsAgree(*boot_, ops);  // before anything is queued: the communicator stays usable
     try {
       return streamExec_->enqueue(ops, stream);
     } catch (const InvalidArgument&) {
@@ -255,9 +256,12 @@ bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
 
 void Communicator::runHost(std::span<const algo::CollOp> ops) {
   checkUsable();
-  if (checkCalls_) checkCallsAgree(*boot_, ops);  // before anything moves: the communicator stays usable
+  // Point-to-point alone is checked per pair by the call stamps; an all-rank exchange would need every rank.
+  if (checkCalls_ && hasCollective(ops)) checkCallsAgree(*boot_, ops);  // before anything moves
+  // Bad input (the planner's InvalidArgument) is thrown here, before anything moves: the communicator stays usable.
+  const engine::PreparedGroup prepared = engine::prepareGroup(topology_, ops, exec_, tuning_);
   try {
-    engine::runGroup(topology_, ops, *links_, exec_, tuning_);
+    engine::runPrepared(prepared, *links_, exec_);
   } catch (const PeerError& e) {
     PeerError cause = rootCause(e);
     fail(cause);

@@ -103,6 +103,7 @@ class Communicator {
   std::atomic<bool> aborted_{false};  // before links_: transports hold a pointer to it
   std::unique_ptr<LinkSet> links_;
   engine::ScratchArena scratch_;
+  engine::CallSequence calls_;  // the host messages' call stamp counters (engine/call_stamps.hpp)
   engine::ExecContext exec_;
   algo::Tuning tuning_;
   std::atomic<int> asyncError_{0};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/peer_info.hpp"
+#include "engine/call_stamps.hpp"
 #include "engine/local_ops.hpp"
 #include "engine/scratch_arena.hpp"
 
@@ -27,6 +28,9 @@ struct ExecContext {
   const LocalOps* local = nullptr;
   /// Scratch reused across calls (the communicator's); nullptr: each call allocates its own.
   ScratchArena* scratch = nullptr;
+  /// The communicator's call counters behind the messages' call stamps; nullptr: every group counts
+  /// from zero (tests that run single groups).
+  CallSequence* calls = nullptr;
 };
 
 }  // namespace hetccl::engine

@@ -44,8 +44,10 @@ void reduceTrampoline(void* dst, const void* incoming, size_t count, const void*
 
 class Executor {
  public:
-  Executor(const Schedule& s, Links& links, const ExecContext& ctx)
-      : s_(s), ctx_(ctx), local_(ctx.local ? *ctx.local : hostLocalOps()) {
+  Executor(const Schedule& s, Links& links, const ExecContext& ctx, std::span<const transport::CallStamp> stamps)
+      : s_(s), ctx_(ctx), local_(ctx.local ? *ctx.local : hostLocalOps()), stamps_(stamps) {
+    if (!stamps_.empty() && stamps_.size() != s.steps.size())
+      throw InternalError(concat("engine: ", stamps_.size(), " call stamps for ", s.steps.size(), " steps"));
     prepareReductions();
     prepareGraph();
     prepareConnections(links);
@@ -76,6 +78,7 @@ class Executor {
   const Schedule& s_;
   const ExecContext& ctx_;
   const LocalOps& local_;
+  std::span<const transport::CallStamp> stamps_;  // per step; empty: default stamps
   ScratchArena ownScratch_;  // used when the context brings no arena
   void* scratchBase_ = nullptr;
   std::vector<ReducerCtx> reducerCtx_;
@@ -175,10 +178,11 @@ bool Executor::postReady() {
       const uint32_t index = q.steps[q.posted++];
       const Step& st = s_.steps[index];
       transport::Request r;
+      const transport::CallStamp stamp = stamps_.empty() ? transport::CallStamp{} : stamps_[index];
       ++q.open;  // before posting: a post that throws half-way still gets abandoned
-      if (q.isSend) r = q.send->isend(resolve(st.src), st.bytes);
-      else if (st.kind == StepKind::Recv) r = q.recv->irecv(resolve(st.dst), st.bytes);
-      else r = q.recv->irecv(resolve(st.dst), st.bytes, &reducers_[st.reduction]);
+      if (q.isSend) r = q.send->isend(resolve(st.src), st.bytes, stamp);
+      else if (st.kind == StepKind::Recv) r = q.recv->irecv(resolve(st.dst), st.bytes, nullptr, stamp);
+      else r = q.recv->irecv(resolve(st.dst), st.bytes, &reducers_[st.reduction], stamp);
       inFlight_.push_back(InFlight{index, &q, r});
       any = true;
     }
@@ -277,9 +281,10 @@ void Executor::runSteps() {
 
 }  // namespace
 
-void execute(const algo::Schedule& schedule, Links& links, const ExecContext& ctx) {
+void execute(const algo::Schedule& schedule, Links& links, const ExecContext& ctx,
+             std::span<const transport::CallStamp> stamps) {
   if (schedule.steps.empty()) return;
-  Executor(schedule, links, ctx).run();
+  Executor(schedule, links, ctx, stamps).run();
 }
 
 }  // namespace hetccl::engine

@@ -5,6 +5,8 @@
 // divide) run on the calling thread when ready; posted requests are polled with test().
 #pragma once
 
+#include <span>
+
 #include "algo/schedule.hpp"
 #include "engine/exec_context.hpp"
 #include "engine/links.hpp"
@@ -18,7 +20,10 @@ namespace hetccl::engine {
 ///  * PeerError from a connection (a dead or misbehaving peer) or from ctx.checkFailure;
 ///  * AbortedError once *ctx.abortFlag is true;
 ///  * InternalError for a schedule that cannot make progress (a planner bug).
+/// `stamps` (one per step, or empty for default stamps) is what each send carries and each receive
+/// expects (call_stamps.hpp); a message with another stamp throws PeerError naming both calls.
 /// After a throw, the connections used may hold half-transferred messages and must not be reused.
-void execute(const algo::Schedule& schedule, Links& links, const ExecContext& ctx);
+void execute(const algo::Schedule& schedule, Links& links, const ExecContext& ctx,
+             std::span<const transport::CallStamp> stamps = {});
 
 }  // namespace hetccl::engine

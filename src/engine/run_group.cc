@@ -6,12 +6,24 @@
 
 namespace hetccl::engine {
 
+PreparedGroup prepareGroup(const algo::Topology& topology, std::span<const algo::CollOp> group,
+                           const ExecContext& ctx, const algo::Tuning& tuning) {
+  PreparedGroup p;
+  p.schedule = algo::plan(topology, group, tuning);
+  CallSequence local;  // no communicator counters: this group counts from zero
+  p.stamps = stampGroup(p.schedule, group, topology.rank, tuning, ctx.calls ? *ctx.calls : local);
+  HETCCL_TRACE(log::kEngine, "rank ", topology.rank, ": group of ", group.size(), " operations -> ",
+               p.schedule.steps.size(), " steps, ", p.schedule.scratchBytes, " scratch bytes");
+  return p;
+}
+
+void runPrepared(const PreparedGroup& prepared, Links& links, const ExecContext& ctx) {
+  execute(prepared.schedule, links, ctx, prepared.stamps);
+}
+
 void runGroup(const algo::Topology& topology, std::span<const algo::CollOp> group, Links& links,
               const ExecContext& ctx, const algo::Tuning& tuning) {
-  const algo::Schedule schedule = algo::plan(topology, group, tuning);
-  HETCCL_TRACE(log::kEngine, "rank ", topology.rank, ": group of ", group.size(), " operations -> ",
-               schedule.steps.size(), " steps, ", schedule.scratchBytes, " scratch bytes");
-  execute(schedule, links, ctx);
+  runPrepared(prepareGroup(topology, group, ctx, tuning), links, ctx);
 }
 
 }  // namespace hetccl::engine

@@ -4,7 +4,13 @@
 //
 // Contract shared by every implementation (shm, tcp, mem; later ucx/ib):
 //  * A connection carries messages in FIFO order. The receiver posts irecv()s with the same sizes, in
-//    the same order, as the sender's isend()s (the engine guarantees this; a size mismatch is a bug).
+//    the same order, as the sender's isend()s (the engine guarantees this for ranks that make matching
+//    calls; a size mismatch means the ranks' calls disagree).
+//  * Every message carries the sender's call stamp (call_stamp.hpp) on every piece the transport cuts
+//    it into; irecv() names the stamp it expects. The receiver compares them before any byte of the
+//    piece lands in the caller's buffer; a difference throws PeerError naming the peer and both calls
+//    (callMismatchMessage) and leaves the connection unusable. Callers that do not care (tests) leave
+//    both stamps at their default: equal stamps always match.
 //  * isend/irecv never block. test() makes progress and never blocks for long (it may spin briefly).
 //  * connect() must not wait for the peer's accept(): the communicator calls every connect() first and
 //    every accept() afterwards, so waiting there would deadlock.
@@ -23,6 +29,7 @@
 
 #include "core/deadline.hpp"
 #include "core/peer_info.hpp"
+#include "transport/base/call_stamp.hpp"
 
 namespace hetccl::transport {
 
@@ -59,8 +66,8 @@ using Request = uint64_t;  ///< per-connection sequence number, starting at 1
 class SendConn {
  public:
   virtual ~SendConn() = default;
-  /// Queues `bytes` from `data`; `data` must stay valid and unchanged until test() says done.
-  virtual Request isend(const void* data, size_t bytes) = 0;
+  /// Queues `bytes` from `data`, stamped `stamp`; `data` must stay valid and unchanged until test() says done.
+  virtual Request isend(const void* data, size_t bytes, const CallStamp& stamp = {}) = 0;
   /// Progresses; true once request `r` has completed (the buffer may be reused).
   virtual bool test(Request r) = 0;
   /// Gives up every outstanding request: on return the transport no longer touches their buffers,
@@ -74,8 +81,8 @@ class RecvConn {
  public:
   virtual ~RecvConn() = default;
   /// Posts a receive of exactly `bytes` into `data` (or accumulated into `data` when `reducer` is
-  /// non-null; the Reducer must outlive the request).
-  virtual Request irecv(void* data, size_t bytes, const Reducer* reducer = nullptr) = 0;
+  /// non-null; the Reducer must outlive the request). Every piece must carry the stamp `expected`.
+  virtual Request irecv(void* data, size_t bytes, const Reducer* reducer = nullptr, const CallStamp& expected = {}) = 0;
   /// Progresses; true once request `r` has completed (the data is in place).
   virtual bool test(Request r) = 0;
   /// As SendConn::abandon(); on return no buffer or Reducer of an outstanding request is touched.

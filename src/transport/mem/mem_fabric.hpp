@@ -19,6 +19,8 @@
 #include <mutex>
 #include <vector>
 
+#include "transport/base/call_stamp.hpp"
+
 namespace hetccl::transport::mem {
 
 class Fabric {
@@ -38,6 +40,7 @@ class Fabric {
     const void* data = nullptr;           ///< rendezvous: the sender's buffer
     std::vector<unsigned char> copy;      ///< eager: the bytes
     size_t bytes = 0;
+    CallStamp stamp;                      ///< the sender's call stamp
   };
   /// One direction between two ranks. `mutex` guards `queue` and is held by the receiver for the whole
   /// copy out of a message, so a sender that withdraws its messages under it (abandon()) knows each one

@@ -30,10 +30,11 @@ class MemSendConn final : public SendConn {
   MemSendConn(std::shared_ptr<Fabric> f, int self, int peer, const std::atomic<bool>* abortFlag)
       : fabric_(std::move(f)), channel_(fabric_->channel(self, peer)), self_(self), peer_(peer), abort_(abortFlag) {}
 
-  Request isend(const void* data, size_t bytes) override {
+  Request isend(const void* data, size_t bytes, const CallStamp& stamp) override {
     throwIfAbandoned(abandoned_, self_, peer_, "send");
     Fabric::Message m;
     m.bytes = bytes;
+    m.stamp = stamp;
     const bool eager = bytes <= fabric_->eagerBytes();
     if (eager) {
       const auto* p = static_cast<const unsigned char*>(data);
@@ -83,9 +84,9 @@ class MemRecvConn final : public RecvConn {
   MemRecvConn(std::shared_ptr<Fabric> f, int self, int peer, const std::atomic<bool>* abortFlag)
       : fabric_(std::move(f)), channel_(fabric_->channel(peer, self)), self_(self), peer_(peer), abort_(abortFlag) {}
 
-  Request irecv(void* data, size_t bytes, const Reducer* reducer) override {
+  Request irecv(void* data, size_t bytes, const Reducer* reducer, const CallStamp& expected) override {
     throwIfAbandoned(abandoned_, self_, peer_, "receive");
-    posted_.push_back(Posted{static_cast<unsigned char*>(data), bytes, reducer});
+    posted_.push_back(Posted{static_cast<unsigned char*>(data), bytes, reducer, expected});
     return ++postedCount_;
   }
 
@@ -112,6 +113,7 @@ class MemRecvConn final : public RecvConn {
     unsigned char* data;
     size_t bytes;
     const Reducer* reducer;
+    CallStamp expected;
   };
 
   /// Matches posted receives with queued messages. Copies while holding the channel lock: the sender's
@@ -121,6 +123,9 @@ class MemRecvConn final : public RecvConn {
     while (!posted_.empty() && !channel_.queue.empty()) {
       const Fabric::Message& m = channel_.queue.front();
       const Posted& p = posted_.front();
+      if (!matches(m.stamp, p.expected))
+        throw PeerError(peer_, "", concat("mem transport at rank ", self_, ": ", callMismatchMessage(peer_, m.stamp, p.expected),
+                                          ": the ranks' calls disagree"));
       if (m.bytes != p.bytes)
         throw PeerError(peer_, "", concat("mem transport: rank ", peer_, " sent ", m.bytes, " bytes where rank ", self_,
                                           " expected ", p.bytes, " (schedules disagree)"));

@@ -43,10 +43,10 @@ ShmSendConn::~ShmSendConn() {
   ShmSegment::unlink(segment_.name());  // normally accept() already did; a crash before accept leaks nothing
 }
 
-Request ShmSendConn::isend(const void* data, size_t bytes) {
+Request ShmSendConn::isend(const void* data, size_t bytes, const CallStamp& stamp) {
   rethrowIfFailed();
   if (!data && bytes > 0) throw InvalidArgument(concat("shm isend to rank ", info_.peer.rank, ": null buffer"));
-  queue_.push_back(Pending{static_cast<const unsigned char*>(data), bytes, 0, ++lastIssued_});
+  queue_.push_back(Pending{static_cast<const unsigned char*>(data), bytes, 0, ++lastIssued_, callStampWords(stamp)});
   return lastIssued_;
 }
 
@@ -65,7 +65,9 @@ bool ShmSendConn::progress() {
     if (piece > 0) std::memcpy(slot, m.data + m.offset, piece);
     const uint32_t crc = checksum_ ? crc32c(0, m.data + m.offset, piece) : 0;
     if (piece > 0 && testing::takeCorruption()) slot[piece / 2] ^= 0x10;  // test hook: a faulty copy
-    ring_.slotInfo(head_) = SlotInfo{m.id, piece, crc, checksum_ ? kSlotHasCrc : 0};
+    SlotInfo& info = ring_.slotInfo(head_);
+    info = SlotInfo{m.id, piece, crc, checksum_ ? kSlotHasCrc : 0, {}};
+    std::memcpy(info.stamp, m.stamp.data(), sizeof info.stamp);
     h.head.store(++head_, std::memory_order_release);
     m.offset += piece;
     progressed = true;
@@ -112,13 +114,29 @@ void ShmRecvConn::verify(const SlotInfo& slot, const unsigned char* data, uint64
                            ": data was corrupted between rank ", peer.rank, " and this rank (HETCCL_CHECKSUM)"));
 }
 
+void ShmRecvConn::checkStamp(const SlotInfo& slot, const Pending& m) const {
+  if (std::memcmp(slot.stamp, m.expected.data(), sizeof slot.stamp) == 0) return;  // the common case
+  const PeerInfo& peer = info_.peer;
+  const std::string where = concat("shm recv at rank ", info_.self.rank, " from rank ", peer.rank, " (host '",
+                                   peer.hostId, "'): ");
+  CallStampWords got;
+  std::memcpy(got.data(), slot.stamp, sizeof slot.stamp);
+  std::string why;
+  std::optional<CallStamp> sent = decodeCallStampWords(got, &why);
+  std::optional<CallStamp> expected = decodeCallStampWords(m.expected);
+  if (!sent) throw PeerError(peer.rank, peer.hostId, concat(where, why));
+  throw PeerError(peer.rank, peer.hostId,
+                  concat(where, callMismatchMessage(peer.rank, *sent, expected.value_or(CallStamp{})),
+                         ": the ranks' calls disagree"));
+}
+
 ShmRecvConn::ShmRecvConn(ShmSegment segment, const ConnectInfo& info) : ShmConnBase(std::move(segment), info) {
   tail_ = ring_.header->tail.load(std::memory_order_relaxed);
 }
 
 ShmRecvConn::~ShmRecvConn() { ring_.header->receiverClosed.store(1, std::memory_order_release); }
 
-Request ShmRecvConn::irecv(void* data, size_t bytes, const Reducer* reducer) {
+Request ShmRecvConn::irecv(void* data, size_t bytes, const Reducer* reducer, const CallStamp& expected) {
   rethrowIfFailed();
   const int peer = info_.peer.rank;
   if (!data && bytes > 0) throw InvalidArgument(concat("shm irecv from rank ", peer, ": null buffer"));
@@ -129,7 +147,7 @@ Request ShmRecvConn::irecv(void* data, size_t bytes, const Reducer* reducer) {
       throw InvalidArgument(concat("shm irecv from rank ", peer, ": ", bytes, " bytes / slot of ", ring_.slotBytes,
                                    " bytes is not a whole number of ", reducer->elemSize, "-byte elements"));
   }
-  queue_.push_back(Pending{static_cast<unsigned char*>(data), bytes, 0, ++lastIssued_, reducer});
+  queue_.push_back(Pending{static_cast<unsigned char*>(data), bytes, 0, ++lastIssued_, reducer, callStampWords(expected)});
   return lastIssued_;
 }
 
@@ -144,6 +162,7 @@ bool ShmRecvConn::progress() {
                              tail_, ", ", ring_.slots, " slots)"));
     Pending& m = queue_.front();
     const SlotInfo slot = ring_.slotInfo(tail_);
+    checkStamp(slot, m);
     size_t expected = std::min<size_t>(ring_.slotBytes, m.bytes - m.offset);
     if (slot.message != m.id || slot.bytes != expected)
       throw PeerError(info_.peer.rank, info_.peer.hostId,

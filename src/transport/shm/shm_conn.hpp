@@ -1,7 +1,7 @@
 // The two ends of one shm connection: a sender that copies messages into the ring slot by slot, and a
 // receiver that copies (or reduces) them out. Messages of any size stream through the ring in pieces of
 // at most slotBytes; a message of 0 bytes still uses one (empty) slot, so every message is checked
-// against the receiver's posted request (message number and piece length must match). With
+// against the receiver's posted request (call stamp, message number and piece length must match). With
 // HETCCL_CHECKSUM=1 every slot also carries the CRC32C of its piece, checked before the piece is used.
 #pragma once
 
@@ -48,7 +48,7 @@ class ShmSendConn final : public SendConn, private ShmConnBase {
   /// Takes over a freshly created and initialised ring segment (this side unlinks it when destroyed).
   ShmSendConn(ShmSegment segment, const ConnectInfo& info) : ShmConnBase(std::move(segment), info) {}
   ~ShmSendConn() override;
-  Request isend(const void* data, size_t bytes) override;
+  Request isend(const void* data, size_t bytes, const CallStamp& stamp = {}) override;
   bool test(Request r) override;
 
  private:
@@ -57,6 +57,7 @@ class ShmSendConn final : public SendConn, private ShmConnBase {
     size_t bytes;
     size_t offset;
     Request id;
+    CallStampWords stamp;
   };
   bool progress();  ///< copies into free slots; true if any slot was published
 
@@ -71,7 +72,7 @@ class ShmRecvConn final : public RecvConn, private ShmConnBase {
   /// Takes over a validated, mapped (and already unlinked) ring segment.
   ShmRecvConn(ShmSegment segment, const ConnectInfo& info);
   ~ShmRecvConn() override;
-  Request irecv(void* data, size_t bytes, const Reducer* reducer = nullptr) override;
+  Request irecv(void* data, size_t bytes, const Reducer* reducer = nullptr, const CallStamp& expected = {}) override;
   bool test(Request r) override;
 
  private:
@@ -81,10 +82,13 @@ class ShmRecvConn final : public RecvConn, private ShmConnBase {
     size_t offset;
     Request id;
     const Reducer* reducer;
+    CallStampWords expected;
   };
   bool progress();  ///< consumes published slots; true if any slot was consumed
   /// Checks a slot's crc (when it has one, or when this side insists); throws PeerError naming the link.
   void verify(const SlotInfo& slot, const unsigned char* data, uint64_t message) const;
+  /// Checks a slot's call stamp against the posted receive's; throws PeerError naming both calls.
+  void checkStamp(const SlotInfo& slot, const Pending& m) const;
 
   std::deque<Pending> queue_;
   Request lastIssued_ = 0;

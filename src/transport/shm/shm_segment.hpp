@@ -19,7 +19,7 @@
 namespace hetccl::transport::shm {
 
 inline constexpr uint64_t kRingMagic = 0x4853'6c63'6374'6568ull;  // "hetcclSH" in little-endian bytes
-inline constexpr uint32_t kRingVersion = 2;  ///< 2: SlotInfo carries a crc (HETCCL_CHECKSUM)
+inline constexpr uint32_t kRingVersion = 3;  ///< 2: SlotInfo carries a crc (HETCCL_CHECKSUM); 3: a call stamp
 
 struct alignas(64) RingHeader {
   std::atomic<uint64_t> magic;  ///< kRingMagic once initialised (stored last, release)
@@ -43,6 +43,7 @@ struct SlotInfo {
   uint64_t bytes;    ///< piece length, <= slotBytes
   uint32_t crc;      ///< CRC32C of the piece when flags has kSlotHasCrc, else 0
   uint32_t flags;
+  uint64_t stamp[4];  ///< the message's call stamp (transport/base/call_stamp.hpp words)
 };
 inline constexpr uint32_t kSlotHasCrc = 1u << 0;
 

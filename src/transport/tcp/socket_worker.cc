@@ -117,6 +117,7 @@ void SocketWorker::sendPiece(const Piece& p) {
   h.number = p.number;
   h.messageBytes = p.messageBytes;
   h.pieceBytes = p.bytes;
+  h.stamp = p.stamp;
   if (checksum_) {
     h.flags = kPieceHasCrc;
     h.crc = crc32c(0, p.data, p.bytes);
@@ -137,7 +138,14 @@ std::optional<uint32_t> SocketWorker::recvHeader(const Piece& p) {
   recvBytes(wire.data(), wire.size());
   std::string problem;
   std::optional<PieceHeader> h = PieceHeader::decode(wire.data(), problem);
-  if (h) problem = pieceMismatch(*h, p.number, p.messageBytes, p.bytes);
+  if (h && h->stamp != p.stamp) {  // another call's message: say which calls, not only which sizes
+    std::optional<CallStamp> sent = decodeCallStampWords(h->stamp, &problem);
+    if (sent)
+      problem = concat(callMismatchMessage(peer_.rank, *sent, decodeCallStampWords(p.stamp).value_or(CallStamp{})),
+                       ": the ranks' calls disagree");
+  } else if (h) {
+    problem = pieceMismatch(*h, p.number, p.messageBytes, p.bytes);
+  }
   if (!problem.empty()) throw PeerError(peer_.rank, peer_.hostId, concat(label_, ": ", problem));
   if (h->flags & kPieceHasCrc) return h->crc;
   if (checksum_)

@@ -27,6 +27,7 @@ struct Piece {
   const Reducer* reducer;  ///< recv only: accumulate instead of storing
   uint64_t number;         ///< piece number on the connection
   uint64_t messageBytes;   ///< size of the whole message
+  CallStampWords stamp;    ///< send: the message's call stamp; recv: the stamp the receive expects
 };
 
 class SocketWorker {

@@ -22,19 +22,20 @@ TcpConnBase::TcpConnBase(std::vector<net::Socket> sockets, const ConnectInfo& in
   }
 }
 
-Request TcpConnBase::post(unsigned char* data, size_t bytes, const Reducer* reducer) {
+Request TcpConnBase::post(unsigned char* data, size_t bytes, const Reducer* reducer, const CallStamp& stamp) {
+  const CallStampWords words = callStampWords(stamp);
   tracker_.rethrowIfFailed();
   const size_t n = workers_.size();
   if (bytes == 0) {  // one header-only piece: the receiver checks empty messages too
     const Request r = tracker_.issue(1);
-    workers_[nextPiece_ % n]->post(Piece{data, 0, r, reducer, nextPiece_, 0});
+    workers_[nextPiece_ % n]->post(Piece{data, 0, r, reducer, nextPiece_, 0, words});
     ++nextPiece_;
     return r;
   }
   const size_t piece = pieceBytes(bytes, n);
   const Request r = tracker_.issue(pieceCount(bytes, n));
   for (size_t offset = 0; offset < bytes; offset += piece) {
-    workers_[nextPiece_ % n]->post(Piece{data + offset, std::min(piece, bytes - offset), r, reducer, nextPiece_, bytes});
+    workers_[nextPiece_ % n]->post(Piece{data + offset, std::min(piece, bytes - offset), r, reducer, nextPiece_, bytes, words});
     ++nextPiece_;
   }
   return r;
@@ -59,12 +60,12 @@ void TcpConnBase::abandonRequests() noexcept {
   for (auto& worker : workers_) worker->stop();
 }
 
-Request TcpSendConn::isend(const void* data, size_t bytes) {
+Request TcpSendConn::isend(const void* data, size_t bytes, const CallStamp& stamp) {
   if (!data && bytes > 0) throw InvalidArgument(concat("tcp isend to rank ", info_.peer.rank, ": null buffer"));
-  return post(static_cast<unsigned char*>(const_cast<void*>(data)), bytes, nullptr);
+  return post(static_cast<unsigned char*>(const_cast<void*>(data)), bytes, nullptr, stamp);
 }
 
-Request TcpRecvConn::irecv(void* data, size_t bytes, const Reducer* reducer) {
+Request TcpRecvConn::irecv(void* data, size_t bytes, const Reducer* reducer, const CallStamp& expected) {
   const int peer = info_.peer.rank;
   if (!data && bytes > 0) throw InvalidArgument(concat("tcp irecv from rank ", peer, ": null buffer"));
   if (reducer) {
@@ -75,7 +76,7 @@ Request TcpRecvConn::irecv(void* data, size_t bytes, const Reducer* reducer) {
       throw InvalidArgument(concat("tcp irecv from rank ", peer, ": ", bytes, " bytes is not a whole number of ",
                                    reducer->elemSize, "-byte elements"));
   }
-  return post(static_cast<unsigned char*>(data), bytes, reducer);
+  return post(static_cast<unsigned char*>(data), bytes, reducer, expected);
 }
 
 }  // namespace hetccl::transport::tcp

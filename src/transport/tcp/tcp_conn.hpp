@@ -19,7 +19,7 @@ class TcpConnBase {
   /// `sockets` are connected, hellos exchanged, ordered by socket index.
   TcpConnBase(std::vector<net::Socket> sockets, const ConnectInfo& info, SocketWorker::Direction direction);
   /// Splits a message into pieces over the sockets and returns its request.
-  Request post(unsigned char* data, size_t bytes, const Reducer* reducer);
+  Request post(unsigned char* data, size_t bytes, const Reducer* reducer, const CallStamp& stamp);
   /// True once `r` completed; throws the connection's failure, or AbortedError once aborted.
   bool testRequest(Request r);
   /// Stops and joins every worker, so no posted buffer or Reducer is touched after return, and marks the
@@ -36,7 +36,7 @@ class TcpSendConn final : public SendConn, private TcpConnBase {
  public:
   TcpSendConn(std::vector<net::Socket> sockets, const ConnectInfo& info)
       : TcpConnBase(std::move(sockets), info, SocketWorker::Direction::Send) {}
-  Request isend(const void* data, size_t bytes) override;
+  Request isend(const void* data, size_t bytes, const CallStamp& stamp = {}) override;
   bool test(Request r) override { return testRequest(r); }
   void abandon() noexcept override { abandonRequests(); }
 };
@@ -45,7 +45,7 @@ class TcpRecvConn final : public RecvConn, private TcpConnBase {
  public:
   TcpRecvConn(std::vector<net::Socket> sockets, const ConnectInfo& info)
       : TcpConnBase(std::move(sockets), info, SocketWorker::Direction::Recv) {}
-  Request irecv(void* data, size_t bytes, const Reducer* reducer = nullptr) override;
+  Request irecv(void* data, size_t bytes, const Reducer* reducer = nullptr, const CallStamp& expected = {}) override;
   bool test(Request r) override { return testRequest(r); }
   void abandon() noexcept override { abandonRequests(); }
 };

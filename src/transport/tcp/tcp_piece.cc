@@ -26,6 +26,7 @@ std::array<unsigned char, PieceHeader::kWireBytes> PieceHeader::encode() const {
   put<uint64_t>(out.data() + 16, messageBytes);
   put<uint64_t>(out.data() + 24, pieceBytes);
   put<uint32_t>(out.data() + 32, crc);
+  for (size_t i = 0; i < stamp.size(); ++i) put<uint64_t>(out.data() + 40 + 8 * i, stamp[i]);
   return out;
 }
 
@@ -40,6 +41,7 @@ std::optional<PieceHeader> PieceHeader::decode(const unsigned char* wire, std::s
   h.messageBytes = get<uint64_t>(wire + 16);
   h.pieceBytes = get<uint64_t>(wire + 24);
   h.crc = get<uint32_t>(wire + 32);
+  for (size_t i = 0; i < h.stamp.size(); ++i) h.stamp[i] = get<uint64_t>(wire + 40 + 8 * i);
   if (h.flags & ~kPieceHasCrc) problem = concat("unknown piece flags 0x", std::hex, h.flags);
   else if (get<uint32_t>(wire + 36) != 0) problem = "reserved word of a piece header is not zero";
   else if (!(h.flags & kPieceHasCrc) && h.crc != 0) problem = "piece header has a crc without its flag";

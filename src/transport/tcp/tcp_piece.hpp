@@ -2,9 +2,11 @@
 // receiver check, before any byte lands in its buffer, that the piece is the one it expects: its number
 // on the connection, the size of the message it belongs to (so a send/receive size mismatch between
 // ranks is an error naming both sizes, not corrupt data) and its own size; with HETCCL_CHECKSUM=1 it
-// carries the CRC32C of the payload. Wire (40 bytes, little-endian):
+// carries the CRC32C of the payload; it ends with the message's call stamp (call_stamp.hpp), which the
+// receiver compares with the stamp its receive expects. Wire (72 bytes, little-endian):
 //   0 u32 magic 'HCTP' | 4 u32 flags (bit 0: crc present) | 8 u64 piece number | 16 u64 message bytes
 //   24 u64 piece bytes | 32 u32 crc32c of the payload (0 without the flag) | 36 u32 reserved (0)
+//   40 call stamp (32 bytes)
 // A message of 0 bytes travels as one header-only piece, so it is checked too.
 #pragma once
 
@@ -13,6 +15,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "transport/base/call_stamp.hpp"
 
 namespace hetccl::transport::tcp {
 
@@ -25,8 +29,9 @@ struct PieceHeader {
   uint64_t messageBytes = 0;  ///< the sender's message size
   uint64_t pieceBytes = 0;    ///< payload bytes that follow the header
   uint32_t crc = 0;
+  CallStampWords stamp{};  ///< raw words as sent (checked against the receive's by the worker)
 
-  static constexpr size_t kWireBytes = 40;
+  static constexpr size_t kWireBytes = 40 + kCallStampBytes;
   std::array<unsigned char, kWireBytes> encode() const;
   /// Checks magic, known flags and the reserved word; on failure returns nullopt and says why in `problem`.
   static std::optional<PieceHeader> decode(const unsigned char* wire, std::string& problem);
