@@ -358,6 +358,19 @@ void Communicator::finalize() {
   boot_->leave();
 }
 
+Result Communicator::pollAsyncError() {
+  if (vendorComm_ && asyncError() == Result::Success && !aborted_.load()) {
+    try {
+      vendorComm_->checkAsyncError();
+    } catch (const Error& e) {
+      if (aborted_.load()) return asyncError();  // abort() released the vendor communicator meanwhile
+      fail(Error(e.code(), concat("domain '", peers()[rank()].domain,
+                                  "': its vendor communicator reported an asynchronous error: ", e.what())));
+    }
+  }
+  return asyncError();
+}
+
 void Communicator::abort() {
   aborted_.store(true);
   if (vendorComm_) vendorComm_->abort();

@@ -132,6 +132,7 @@ void NcclComm::recv(void* buf, size_t count, DataType type, int peer, Stream str
 }
 
 void NcclComm::checkAsyncError() {
+  std::lock_guard<std::mutex> lock(asyncMu_);
   abi::ncclComm_t c = live("ncclCommGetAsyncError");
   if (!lib_->api().commGetAsyncError) return;
   abi::ncclResult_t async = abi::ncclSuccess;
@@ -141,6 +142,7 @@ void NcclComm::checkAsyncError() {
 }
 
 void NcclComm::abort() noexcept {
+  std::lock_guard<std::mutex> lock(asyncMu_);
   abi::ncclComm_t c = comm_.exchange(nullptr, std::memory_order_acq_rel);
   if (!c) return;
   abi::ncclResult_t r = lib_->api().commAbort(c);
@@ -148,7 +150,11 @@ void NcclComm::abort() noexcept {
 }
 
 void NcclComm::destroy() {
-  abi::ncclComm_t c = comm_.exchange(nullptr, std::memory_order_acq_rel);
+  abi::ncclComm_t c;
+  {
+    std::lock_guard<std::mutex> lock(asyncMu_);
+    c = comm_.exchange(nullptr, std::memory_order_acq_rel);
+  }
   if (!c) return;
   const NcclApi& api = lib_->api();
   if (api.commFinalize) {
