@@ -361,13 +361,8 @@ void Communicator::finalize() {
 
 Result Communicator::pollAsyncError() {
   if (vendorComm_ && asyncError() == Result::Success && !aborted_.load()) {
-    try {
-      vendorComm_->checkAsyncError();
-    } catch (const Error& e) {
-      if (aborted_.load()) return asyncError();  // abort() released the vendor communicator meanwhile
-      fail(Error(e.code(), concat("domain '", peers()[rank()].domain,
-                                  "': its vendor communicator reported an asynchronous error: ", e.what())));
-    }
+    std::optional<Error> e = vendorAsyncError(*vendorComm_, peers()[rank()].domain);
+    if (e && !aborted_.load()) fail(*e);  // after abort() the vendor communicator is gone: not its error
   }
   return asyncError();
 }
