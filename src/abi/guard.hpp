@@ -46,10 +46,13 @@ hetcclResult_t guarded(const char* fn, Body&& body) noexcept {
 /// kept until the outermost group end, which runs the queued operation.
 template <typename Body>
 hetcclResult_t guardedComm(const char* fn, hetcclComm_t comm, Body&& body) noexcept {
+  // `ref` outlives the translation of an exception: the exception may be an object the communicator
+  // owns (a connection's stored failure, rethrown), which must not be freed while it is being read.
+  CommRef ref;
   return guarded(fn, [&] {
-    CommRef ref = lookup(comm);
+    ref = lookup(comm);
     body(*ref->impl);
-    if (group::active()) hold(std::move(ref));
+    if (group::active()) hold(ref);
   });
 }
 
