@@ -66,15 +66,16 @@ asan() {
 
 tsan() {
   # Only what runs threads against each other: the bootstrap, transport, engine, stream-executor and C
-  # API (abort from another thread) unit tests, the fault tests and the soak. A race makes the test fail
+  # API (abort from another thread) unit tests, the drop-in's abort/destroy races (label race), the fault tests and the soak. A race makes the test fail
   # (TSan's exit code 66) with both stacks in its output.
   cmake -S . -B build-tsan -G Ninja -DHETCCL_SOAK_SECONDS="${HETCCL_SOAK_SECONDS:-20}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DHETCCL_SANITIZE=thread -DHETCCL_BUILD_CUDA=OFF >/dev/null
   cmake --build build-tsan -j "$jobs" --target unit_bootstrap unit_transport unit_engine unit_stream_exec unit_api \
-    fault_kill fault_integrity fault_hostile_transport hetccl_soak hetccl-run
+    hetccl_nccl hetccl_rccl nccl_abi_abort_race fault_kill fault_integrity fault_hostile_transport hetccl_soak hetccl-run
   # -L: the unit tests of the targets built above (the others stand as unlabelled *_NOT_BUILT entries).
+  # -E: tests that need hetccl-perf / coll_check (not built here; they run in the normal and asan stages).
   TSAN_OPTIONS=second_deadlock_stack=1 ctest --test-dir build-tsan --output-on-failure -j "$jobs" --timeout 300 \
-    -L '^(unit|fault|soak)$' -E '^fault_(checksum_|secrets_)'
+    -L '^(unit|fault|soak|race)$' -E '^fault_(checksum_|secrets_|shm_space_|config_)'
 }
 
 fuzz() {

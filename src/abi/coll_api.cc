@@ -144,7 +144,9 @@ HETCCL_API hetcclResult_t hetcclGroupStart(void) {
 }
 
 HETCCL_API hetcclResult_t hetcclGroupEnd(void) {
-  return guarded("hetcclGroupEnd", [] { hetccl::group::end(); });
+  hetcclResult_t r = guarded("hetcclGroupEnd", [] { hetccl::group::end(); });
+  if (!hetccl::group::active()) hetccl::abi::releaseHolds();  // queued operations ran (or were dropped)
+  return r;
 }
 
 HETCCL_API hetcclResult_t hetcclRedOpCreatePreMulSum(hetcclRedOp_t* op, void* scalar, hetcclDataType_t datatype,

@@ -1,4 +1,5 @@
-// Communicator lifetime entry points: init, split, finalize, destroy, abort, queries.
+// Communicator lifetime entry points: init, split, finalize, destroy, abort, queries. Handles and their
+// lifetime: abi/comm_registry.hpp.
 #include <chrono>
 #include <cstddef>
 #include <cstring>
@@ -8,6 +9,8 @@
 #include "abi/guard.hpp"
 #include "bootstrap/unique_id.hpp"
 #include "comm/group.hpp"
+#include "core/deadline.hpp"
+#include "core/log.hpp"
 
 using hetccl::abi::guarded;
 using hetccl::abi::guardedComm;
@@ -30,24 +33,20 @@ CommOptions readConfig(const hetcclConfig_t* config) {
   return options;
 }
 
-hetcclComm* initRank(int nranks, const hetcclUniqueId& commId, int rank, const hetcclConfig_t* config) {
+hetcclComm_t initRank(int nranks, const hetcclUniqueId& commId, int rank, const hetcclConfig_t* config) {
   CommOptions options = readConfig(config);
   auto id = bootstrap::UniqueId::decode(reinterpret_cast<const unsigned char*>(commId.internal), sizeof commId.internal);
-  auto handle = std::make_unique<hetcclComm>();
-  handle->impl = Communicator::create(id, nranks, rank, options);
-  return handle.release();
+  return registerComm(Communicator::create(id, nranks, rank, options));
 }
+
+/// How long abort waits for calls on other threads to leave (they fail promptly once the abort flag is
+/// set); a call still inside after that frees the communicator itself when it leaves.
+constexpr auto kAbortDrain = std::chrono::seconds(2);
 
 }  // namespace
 
 void setLastError(const std::string& message) { tlsLastError = message; }
 const char* lastError() { return tlsLastError.c_str(); }
-
-Communicator& checkedComm(hetcclComm_t comm, const char* fn) {
-  if (!comm) throw InvalidArgument("comm is null");
-  if (!comm->impl) throw InvalidUsage("comm was destroyed");
-  return *comm->impl;
-}
 
 }  // namespace hetccl::abi
 
@@ -55,8 +54,9 @@ extern "C" {
 
 HETCCL_API const char* hetcclGetLastError(hetcclComm_t comm) {
   const char* tls = hetccl::abi::lastError();
-  if (*tls == '\0' && comm && comm->impl && comm->impl->asyncError() != hetccl::Result::Success) {
-    hetccl::abi::setLastError(comm->impl->asyncErrorMessage());
+  if (*tls != '\0') return tls;
+  if (hetccl::abi::CommRef ref = hetccl::abi::tryLookup(comm); ref && ref->impl->asyncError() != hetccl::Result::Success) {
+    hetccl::abi::setLastError(ref->impl->asyncErrorMessage());
     return hetccl::abi::lastError();
   }
   return tls;
@@ -117,11 +117,7 @@ HETCCL_API hetcclResult_t hetcclCommSplit(hetcclComm_t comm, int color, int key,
       throw hetccl::InvalidArgument(hetccl::concat("color ", color, " is negative (use HETCCL_SPLIT_NOCOLOR)"));
     auto options = hetccl::abi::readConfig(config);
     auto child = c.split(color, key, options);
-    if (child) {
-      auto handle = std::make_unique<hetcclComm>();
-      handle->impl = std::move(child);
-      *newcomm = handle.release();
-    }
+    if (child) *newcomm = hetccl::abi::registerComm(std::move(child));
   });
 }
 
@@ -131,61 +127,60 @@ HETCCL_API hetcclResult_t hetcclCommFinalize(hetcclComm_t comm) {
 
 HETCCL_API hetcclResult_t hetcclCommDestroy(hetcclComm_t comm) {
   if (!comm) return hetcclSuccess;  // as NCCL: destroying NULL is a no-op
-  hetcclResult_t r = hetcclSuccess;
-  if (comm->impl) {
-    r = guarded("hetcclCommDestroy", [&] {
-      hetccl::group::forget(*comm->impl);
-      comm->impl->finalize();
-    });
-  }
-  comm->impl.reset();
-  delete comm;
-  return r;
+  return guarded("hetcclCommDestroy", [&] {
+    using namespace hetccl;
+    abi::CommRef ref = abi::unregister(comm);  // later calls on `comm` get InvalidUsage
+    group::forget(*ref->impl);
+    abi::dropHold(ref.get());
+    // Calls other threads are still making on it finish first; each has its own deadline.
+    Deadline until = Deadline::fromConfig();
+    if (!abi::waitSoleOwner(ref, until.at() + std::chrono::seconds(5))) {
+      ref->impl->abort();
+      throw InvalidUsage("a call on another thread still used the communicator after HETCCL_TIMEOUT; it was "
+                         "aborted instead of finalized and is freed when that call returns");
+    }
+    ref->impl->finalize();
+  });  // the last reference goes here (or with the last call still holding one)
 }
 
 HETCCL_API hetcclResult_t hetcclCommAbort(hetcclComm_t comm) {
   if (!comm) return hetcclSuccess;
-  if (comm->impl) {
-    comm->impl->abort();
-    // Calls in other threads leave promptly once the abort flag is set; wait for them (bounded).
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (comm->callsInFlight.load() > 0 && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (comm->callsInFlight.load() > 0) {
-      hetccl::abi::setLastError("hetcclCommAbort: a call still uses the communicator; its memory is leaked");
-      return hetcclSuccess;  // freeing it under a running call would be worse
-    }
-    hetccl::group::forget(*comm->impl);
-    comm->impl.reset();
-  }
-  delete comm;
-  return hetcclSuccess;
+  return guarded("hetcclCommAbort", [&] {
+    using namespace hetccl;
+    abi::CommRef ref = abi::unregister(comm);
+    ref->impl->abort();  // calls in flight on other threads fail promptly
+    group::forget(*ref->impl);
+    abi::dropHold(ref.get());
+    if (!abi::waitSoleOwner(ref, std::chrono::steady_clock::now() + abi::kAbortDrain))
+      HETCCL_WARN(log::kInit, "hetcclCommAbort: a call on another thread still uses the communicator; it is freed "
+                              "when that call returns");
+  });
 }
 
 HETCCL_API hetcclResult_t hetcclCommGetAsyncError(hetcclComm_t comm, hetcclResult_t* asyncError) {
-  if (!comm || !comm->impl || !asyncError) return hetcclInvalidArgument;
-  *asyncError = static_cast<hetcclResult_t>(comm->impl->asyncError());
-  return hetcclSuccess;
+  return guardedComm("hetcclCommGetAsyncError", comm, [&](hetccl::Communicator& c) {
+    if (!asyncError) throw hetccl::InvalidArgument("asyncError is null");
+    *asyncError = static_cast<hetcclResult_t>(c.pollAsyncError());
+  });
 }
 
 HETCCL_API hetcclResult_t hetcclCommCount(const hetcclComm_t comm, int* count) {
-  return guarded("hetcclCommCount", [&] {
+  return guardedComm("hetcclCommCount", comm, [&](hetccl::Communicator& c) {
     if (!count) throw hetccl::InvalidArgument("count is null");
-    *count = hetccl::abi::checkedComm(comm, "hetcclCommCount").size();
+    *count = c.size();
   });
 }
 
 HETCCL_API hetcclResult_t hetcclCommUserRank(const hetcclComm_t comm, int* rank) {
-  return guarded("hetcclCommUserRank", [&] {
+  return guardedComm("hetcclCommUserRank", comm, [&](hetccl::Communicator& c) {
     if (!rank) throw hetccl::InvalidArgument("rank is null");
-    *rank = hetccl::abi::checkedComm(comm, "hetcclCommUserRank").rank();
+    *rank = c.rank();
   });
 }
 
 HETCCL_API hetcclResult_t hetcclCommCuDevice(const hetcclComm_t comm, int* device) {
-  return guarded("hetcclCommCuDevice", [&] {
+  return guardedComm("hetcclCommCuDevice", comm, [&](hetccl::Communicator& c) {
     if (!device) throw hetccl::InvalidArgument("device is null");
-    auto& c = hetccl::abi::checkedComm(comm, "hetcclCommCuDevice");
     *device = c.peers()[c.rank()].deviceIndex;
   });
 }

@@ -7,24 +7,17 @@
 #include <new>
 #include <string>
 
+#include "abi/comm_registry.hpp"
 #include "comm/communicator.hpp"
+#include "comm/group.hpp"
 #include "core/error.hpp"
 #include "hetccl/hetccl.h"
-
-/// The opaque handle behind hetcclComm_t.
-struct hetcclComm {
-  std::unique_ptr<hetccl::Communicator> impl;
-  std::atomic<int> callsInFlight{0};  ///< entry points currently using `impl` (abort waits for them)
-};
 
 namespace hetccl::abi {
 
 /// Records `message` as this thread's last error (hetcclGetLastError).
 void setLastError(const std::string& message);
 const char* lastError();
-
-/// Throws InvalidArgument when comm is null, InvalidUsage when it was already destroyed.
-Communicator& checkedComm(hetcclComm_t comm, const char* fn);
 
 /// Runs `body`, translating exceptions into result codes (and the last-error message prefixed by `fn`).
 template <typename Body>
@@ -47,14 +40,20 @@ hetcclResult_t guarded(const char* fn, Body&& body) noexcept {
   }
 }
 
-/// guarded() for calls that use a communicator: counts the call as in flight so that a concurrent
-/// hetcclCommAbort waits for it to leave before freeing the communicator.
+/// guarded() for calls that use a communicator: looks the handle up (InvalidArgument for null,
+/// InvalidUsage for a destroyed or aborted one) and holds a reference for the whole call, so that a
+/// concurrent destroy or abort never frees the communicator under it. Inside a group the reference is
+/// kept until the outermost group end, which runs the queued operation.
 template <typename Body>
 hetcclResult_t guardedComm(const char* fn, hetcclComm_t comm, Body&& body) noexcept {
-  if (comm) comm->callsInFlight.fetch_add(1);
-  hetcclResult_t r = guarded(fn, [&] { body(checkedComm(comm, fn)); });
-  if (comm) comm->callsInFlight.fetch_sub(1);
-  return r;
+  // `ref` outlives the translation of an exception: the exception may be an object the communicator
+  // owns (a connection's stored failure, rethrown), which must not be freed while it is being read.
+  CommRef ref;
+  return guarded(fn, [&] {
+    ref = lookup(comm);
+    body(*ref->impl);
+    if (group::active()) hold(ref);
+  });
 }
 
 }  // namespace hetccl::abi

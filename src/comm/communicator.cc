@@ -90,6 +90,7 @@ std::unique_ptr<Communicator> Communicator::create(const bootstrap::UniqueId& id
                                                    const CommOptions& options) {
   if (nranks < 1) throw InvalidArgument(concat("nranks is ", nranks, "; it must be at least 1"));
   if (rank < 0 || rank >= nranks) throw InvalidArgument(concat("rank ", rank, " is outside [0, ", nranks, ")"));
+  config().checkSizes();  // an absurd size fails here, on every rank that has it, before any connection
   DeviceKind kind = DeviceKind::Host;
   int device = -1;
   const hetcclGpuPlugin_v1_t* gpu = selectDevice(kind, device);
@@ -380,6 +381,14 @@ void Communicator::finalize() {
   // Every rank reached the barrier: this rank closing its connections from now on is a normal leave,
   // which the peers must not report as a death (they may still be waiting in this same barrier).
   boot_->leave();
+}
+
+Result Communicator::pollAsyncError() {
+  if (vendorComm_ && asyncError() == Result::Success && !aborted_.load()) {
+    std::optional<Error> e = vendorAsyncError(*vendorComm_, peers()[rank()].domain);
+    if (e && !aborted_.load()) fail(*e);  // after abort() the vendor communicator is gone: not its error
+  }
+  return asyncError();
 }
 
 void Communicator::abort() {

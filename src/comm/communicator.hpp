@@ -78,6 +78,10 @@ class Communicator {
   /// Success, or the result of the failure that made this communicator unusable.
   Result asyncError() const { return static_cast<Result>(asyncError_.load()); }
   std::string asyncErrorMessage() const;
+  /// asyncError() after first asking the vendor library (NCCL) of the domain communicator this rank owns
+  /// for its asynchronous error: one it reports makes this communicator failed (sticky), with a message
+  /// naming the domain. Any thread (the watchdog of GetAsyncError), also while a call runs or abort() does.
+  Result pollAsyncError();
 
  private:
   Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,

@@ -38,11 +38,35 @@ int chooseTransport(const std::string& forced, const PeerInfo& self, const PeerI
   return self.hostId == peer.hostId ? kShm : kTcp;
 }
 
-// What every rank publishes: a random nonce and one listener handle per transport.
+// What every rank publishes: a random nonce, its transport setting (compared: ranks that disagree would
+// otherwise meet as "not a valid shm handle") and one listener handle per transport.
 struct Published {
   uint64_t nonce;
+  char transport[16];  ///< HETCCL_TRANSPORT / netName as this rank sees it, NUL-terminated
   transport::Handle handles[kNumTransports];
 };
+
+std::string settingOf(const Published& p) { return std::string(p.transport, strnlen(p.transport, sizeof p.transport)); }
+
+/// Throws InvalidUsage, on every rank alike, when two ranks would pick different transports for the link
+/// between them because they were given different settings (e.g. shm on one, tcp on the other).
+void checkSameTransport(const std::vector<Published>& table, const std::vector<PeerInfo>& peers) {
+  const int n = static_cast<int>(table.size());
+  for (int p = 0; p < n; ++p)
+    for (int q = p + 1; q < n; ++q) {
+      const std::string a = settingOf(table[p]), b = settingOf(table[q]);
+      if (a == b) continue;
+      int fromP = -1, fromQ = -1;
+      try {
+        fromP = chooseTransport(a == "auto" ? "" : a, peers[p], peers[q]);
+        fromQ = chooseTransport(b == "auto" ? "" : b, peers[q], peers[p]);
+      } catch (const Error&) {
+      }
+      if (fromP != fromQ)
+        throw InvalidUsage(concat("ranks disagree on the transport: rank ", p, " has HETCCL_TRANSPORT (or the config's "
+                                  "netName) '", a, "', rank ", q, " has '", b, "'; set it alike on every rank"));
+    }
+}
 
 }  // namespace
 
@@ -68,6 +92,7 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
   std::memset(&mine, 0, sizeof mine);
   if (RAND_bytes(reinterpret_cast<unsigned char*>(&mine.nonce), sizeof mine.nonce) != 1)
     throw SystemError("RAND_bytes failed while creating connection tokens");
+  std::strncpy(mine.transport, (forced.empty() ? std::string("auto") : forced).c_str(), sizeof mine.transport - 1);
   // Every rank listens on a transport when any of its peers will use it; peers agree because the
   // choice is symmetric in (self, peer).
   for (int t = 0; t < kNumTransports; ++t) {
@@ -76,6 +101,7 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
     mine.handles[t] = listeners[t]->handle();
   }
   boot.allGather(table.data(), sizeof(Published));
+  checkSameTransport(table, peers);
 
   send_.resize(n);
   recv_.resize(n);

@@ -55,4 +55,14 @@ void runOnVendor(domain::VendorCcl& vendor, domain::DomainComm& comm, std::span<
   vendor.groupEnd();
 }
 
+std::optional<Error> vendorAsyncError(domain::DomainComm& comm, const std::string& domain) {
+  try {
+    comm.checkAsyncError();
+    return std::nullopt;
+  } catch (const Error& e) {
+    return Error(e.code(), concat("domain '", domain, "': its vendor communicator reported an asynchronous error: ",
+                                  e.what()));
+  }
+}
+
 }  // namespace hetccl

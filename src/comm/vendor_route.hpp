@@ -2,9 +2,12 @@
 // (NCCL/RCCL) on the caller's stream: the homogeneous case costs one translation per call.
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string>
 
 #include "algo/coll_op.hpp"
+#include "core/error.hpp"
 #include "domain/base/vendor_ccl.hpp"
 
 namespace hetccl {
@@ -13,5 +16,10 @@ namespace hetccl {
 /// AllToAll(v) become vendor send/recv pairs. Throws the vendor's error.
 void runOnVendor(domain::VendorCcl& vendor, domain::DomainComm& comm, std::span<const algo::CollOp> ops,
                  void* stream);
+
+/// The asynchronous error `comm`'s vendor library reports (ncclCommGetAsyncError), as an Error of the
+/// same code whose message names the hetccl domain `domain`; nullopt when it reports none. Safe from a
+/// watchdog thread while calls or an abort run on others (DomainComm::checkAsyncError).
+std::optional<Error> vendorAsyncError(domain::DomainComm& comm, const std::string& domain);
 
 }  // namespace hetccl

@@ -1,5 +1,6 @@
 #include "core/config.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -60,6 +61,33 @@ constexpr std::array kVariables{
 };
 static_assert(kVariables.size() <= 64, "grow Config::entries_");
 
+/// Sane ranges of the size variables, enforced by Config::integer on top of the caller's own range (a
+/// value that is valid but absurd, e.g. HETCCL_CHUNK_BYTES=1, turned a 4 MiB call into 32 s and 575 MB).
+struct SizeBound {
+  std::string_view name;
+  int64_t lo;
+  int64_t hi;
+  std::string_view why;
+};
+constexpr int64_t kKiB = 1 << 10, kMiB = 1 << 20, kGiB = 1 << 30;
+constexpr std::array kSizeBounds{
+    SizeBound{"HETCCL_CHUNK_BYTES", 4 * kKiB, kGiB, "smaller chunks cost a round trip each; larger ones gain nothing"},
+    SizeBound{"HETCCL_SMALL_BYTES", 0, kGiB, "the latency-bound algorithms are for small messages"},
+    SizeBound{"HETCCL_SHM_SLOT_BYTES", 4 * kKiB, 256 * kMiB,
+              "every peer and direction gets HETCCL_SHM_SLOTS such slots of /dev/shm"},
+    SizeBound{"HETCCL_SHM_SLOTS", 2, 1024, "every peer and direction gets a ring of this many slots in /dev/shm"},
+    SizeBound{"HETCCL_GPU_CHUNK_BYTES", 64 * kKiB, kGiB, "every chunk costs a few stream operations"},
+    SizeBound{"HETCCL_GPU_MIN_CHUNK_BYTES", 4 * kKiB, kGiB, "every chunk costs a few stream operations"},
+    SizeBound{"HETCCL_GPU_SLOTS", 2, 1024, "every peer and direction gets a pinned ring of this many slots"},
+    SizeBound{"HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, 64 * kGiB, "a threshold on message size"},
+};
+
+const SizeBound* sizeBound(std::string_view name) {
+  for (const SizeBound& b : kSizeBounds)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
 std::unique_ptr<Config>& current() {
   static std::unique_ptr<Config> c;
   return c;
@@ -113,8 +141,21 @@ bool Config::isSet(std::string_view name) const { return entry(name).set; }
 
 int64_t Config::integer(std::string_view name, int64_t lo, int64_t hi) const {
   int64_t v = parseInteger(name, entry(name).value);
-  if (v < lo || v > hi) throw InvalidArgument(concat(name, "=", v, " is outside [", lo, ", ", hi, "]"));
+  std::string_view why;
+  if (const SizeBound* b = sizeBound(name)) {
+    lo = std::max(lo, b->lo);
+    hi = std::min(hi, b->hi);
+    why = b->why;
+  }
+  if (v < lo || v > hi)
+    throw InvalidArgument(concat(name, "=", v, " is outside [", lo, ", ", hi, "]", why.empty() ? "" : " (", why,
+                                 why.empty() ? "" : ")"));
   return v;
+}
+
+void Config::checkSizes() const {
+  for (const SizeBound& b : kSizeBounds)
+    if (isSet(b.name)) (void)integer(b.name);
 }
 
 bool Config::boolean(std::string_view name) const {

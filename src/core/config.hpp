@@ -32,6 +32,9 @@ class Config {
   int64_t integer(std::string_view name, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) const;
   /// Boolean value: 1/0, true/false, yes/no, on/off. Throws InvalidArgument otherwise.
   bool boolean(std::string_view name) const;
+  /// Checks every size variable that is set against its sane range (as integer() would when it is read);
+  /// throws InvalidArgument for the first one outside. Init calls it before contacting any peer.
+  void checkSizes() const;
 
   /// HETCCL_TIMEOUT in milliseconds (the variable is in seconds, fractions allowed).
   int64_t timeoutMs() const;

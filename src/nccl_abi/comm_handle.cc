@@ -1,5 +1,7 @@
 #include "nccl_abi/comm_handle.hpp"
 
+#include <vector>
+
 #include "abi/guard.hpp"
 #include "core/error.hpp"
 
@@ -53,6 +55,20 @@ void checkLive(const ncclComm* c) {
   if (!c) throw InvalidArgument("comm is NULL");
   if (c->magic.load(std::memory_order_acquire) != ncclComm::kLive)
     throw InvalidUsage("comm is not a live communicator (destroyed, aborted, or not created by hetccl's NCCL library)");
+}
+
+void claim(ncclComm* c) {
+  checkLive(c);
+  uint64_t expected = ncclComm::kLive;
+  if (!c->magic.compare_exchange_strong(expected, ncclComm::kDead, std::memory_order_acq_rel))
+    throw InvalidUsage("comm is being destroyed or aborted by another thread");
+}
+
+void bury(ncclComm* c) {
+  static std::mutex mu;
+  static auto* graveyard = new std::vector<ncclComm*>;
+  std::lock_guard<std::mutex> lock(mu);
+  graveyard->push_back(c);
 }
 
 hetcclComm_t ready(ncclComm* c) {

@@ -58,6 +58,14 @@ void waitIdle(ncclComm* c);
 /// or not from this library).
 void checkLive(const ncclComm* c);
 
+/// Marks `c` dead for destroy or abort: throws as checkLive(), also when another thread's destroy or
+/// abort claimed it first. Exactly one caller succeeds per handle.
+void claim(ncclComm* c);
+
+/// Keeps a dead handle allocated (reachable, never freed) so that calls racing with its destroy or abort
+/// read a dead magic instead of freed memory. Costs sizeof(ncclComm) per destroyed communicator.
+void bury(ncclComm* c);
+
 /// The hetccl communicator of a handle that is ready for calls: throws as checkLive, InvalidArgument while
 /// a background operation still runs (as NCCL: "use before the previous operation returned ncclSuccess"),
 /// and the recorded error after one failed.

@@ -1,9 +1,8 @@
 // Communicator state and teardown: ncclCommFinalize / Destroy / Abort, ncclCommGetAsyncError and the
-// queries. Abort keeps the handle allocated but dead until the process exits (a few hundred bytes), so
-// that a call racing with it from another thread (a watchdog) gets ncclInvalidUsage instead of touching
-// freed memory.
-#include <vector>
-
+// queries. Destroy and abort keep the handle allocated but dead until the process exits (a few hundred
+// bytes, comm_handle.hpp bury()), so that a call racing with them from another thread (a watchdog) or
+// made after them gets ncclInvalidUsage instead of touching freed memory; the hetccl communicator under
+// it is freed when the last call using it returns (abi/comm_registry.hpp).
 #include "nccl_abi/comm_handle.hpp"
 #include "nccl_abi/entry.hpp"
 #include "nccl_abi/nccl_group.hpp"
@@ -11,14 +10,6 @@
 namespace {
 
 using hetccl::nccl_abi::run;
-
-/// Keeps aborted handles (reachable, never freed).
-void bury(ncclComm_t c) {
-  static std::mutex mu;
-  static auto* graveyard = new std::vector<ncclComm_t>;
-  std::lock_guard<std::mutex> lock(mu);
-  graveyard->push_back(c);
-}
 
 /// Frees what the handle owns besides its communicator (registrations).
 void releaseRegistrations(ncclComm_t c) {
@@ -50,13 +41,12 @@ HETCCL_NCCL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (!comm) return ncclSuccess;  // as NCCL
   return run("ncclCommDestroy", [&]() -> hetcclResult_t {
     using namespace hetccl::nccl_abi;
-    checkLive(comm);
+    claim(comm);  // from now on other threads' calls are refused
     group::forget(comm);
     waitIdle(comm);  // a background operation (init, finalize) finishes first; it has its own deadline
-    comm->magic.store(ncclComm::kDead);
     releaseRegistrations(comm);
     hetcclComm_t inner = comm->inner.exchange(nullptr);
-    delete comm;
+    bury(comm);
     return inner ? hetcclCommDestroy(inner) : hetcclSuccess;
   });
 }
@@ -67,8 +57,7 @@ HETCCL_NCCL_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (!comm) return ncclSuccess;
   return run("ncclCommAbort", [&]() -> hetcclResult_t {
     using namespace hetccl::nccl_abi;
-    checkLive(comm);
-    comm->magic.store(ncclComm::kDead);  // from now on other threads' calls are refused
+    claim(comm);  // from now on other threads' calls are refused
     group::forget(comm);
     {
       std::lock_guard<std::mutex> lock(comm->mu);

@@ -134,6 +134,7 @@ void NcclComm::recv(void* buf, size_t count, DataType type, int peer, Stream str
 }
 
 void NcclComm::checkAsyncError() {
+  std::lock_guard<std::mutex> lock(asyncMu_);
   abi::ncclComm_t c = live("ncclCommGetAsyncError");
   if (!lib_->api().commGetAsyncError) return;
   abi::ncclResult_t async = abi::ncclSuccess;
@@ -143,6 +144,7 @@ void NcclComm::checkAsyncError() {
 }
 
 void NcclComm::abort() noexcept {
+  std::lock_guard<std::mutex> lock(asyncMu_);
   abi::ncclComm_t c = comm_.exchange(nullptr, std::memory_order_acq_rel);
   if (!c) return;
   abi::ncclResult_t r = lib_->api().commAbort(c);
@@ -150,7 +152,11 @@ void NcclComm::abort() noexcept {
 }
 
 void NcclComm::destroy() {
-  abi::ncclComm_t c = comm_.exchange(nullptr, std::memory_order_acq_rel);
+  abi::ncclComm_t c;
+  {
+    std::lock_guard<std::mutex> lock(asyncMu_);
+    c = comm_.exchange(nullptr, std::memory_order_acq_rel);
+  }
   if (!c) return;
   const NcclApi& api = lib_->api();
   if (api.commFinalize) {

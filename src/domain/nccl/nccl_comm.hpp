@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
 #include <memory>
 #include <string>
 
@@ -54,6 +55,7 @@ class NcclComm final : public DomainComm {
 
   std::shared_ptr<const NcclLibrary> lib_;
   std::atomic<abi::ncclComm_t> comm_;
+  std::mutex asyncMu_;  // checkAsyncError (watchdog thread) against abort: never ask a freed vendor comm
   int rank_;
   int size_;
 };

@@ -67,13 +67,17 @@ struct RingGeometry {
   static RingGeometry of(uint32_t slots, uint64_t slotBytes);
 };
 
-/// RAII owner of one mapping of a named POSIX shm segment. Move-only. The destructor unmaps; unlinking
-/// the name is explicit (unlink()).
+/// RAII owner of one mapping of a named POSIX shm segment. Move-only. The destructor unmaps; a segment
+/// this process created also has its name removed then (so no failure path between create() and the
+/// peer's open leaves a file in /dev/shm); otherwise unlinking the name is explicit (unlink()).
 class ShmSegment {
  public:
-  /// Creates `name` (O_CREAT|O_EXCL, mode 0600), sizes it to `bytes` and maps it read-write.
-  /// Throws SystemError (e.g. EEXIST) naming the segment.
-  static ShmSegment create(const std::string& name, size_t bytes);
+  /// Creates `name` (O_CREAT|O_EXCL, mode 0600), reserves `bytes` of memory for it (posix_fallocate:
+  /// a /dev/shm too small fails here, with a message saying how much is needed and how to get it,
+  /// instead of a SIGBUS on first touch) and maps it read-write. `sizingHint`, when not empty, is added
+  /// to that message (how the caller's segments add up for a job). Throws SystemError naming the
+  /// segment (e.g. EEXIST, ENOSPC); nothing is left behind on failure.
+  static ShmSegment create(const std::string& name, size_t bytes, const std::string& sizingHint = "");
   /// Opens and maps `name` if it exists, belongs to this user, is not accessible to others and is at
   /// least `minBytes` long; nullopt while it does not exist yet or is still smaller (being created).
   /// Throws SystemError on other failures and InvalidArgument for a segment with foreign ownership/mode.
@@ -94,10 +98,12 @@ class ShmSegment {
   RingView ring() const;
 
  private:
-  ShmSegment(std::string name, void* data, size_t size) : name_(std::move(name)), data_(data), size_(size) {}
+  ShmSegment(std::string name, void* data, size_t size, bool ownsName)
+      : name_(std::move(name)), data_(data), size_(size), ownsName_(ownsName) {}
   std::string name_;
   void* data_ = nullptr;
   size_t size_ = 0;
+  bool ownsName_ = false;  ///< created here: the destructor unlinks the name (ENOENT ignored)
 };
 
 }  // namespace hetccl::transport::shm

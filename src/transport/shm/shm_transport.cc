@@ -84,7 +84,12 @@ class ShmTransport final : public Transport {
     const auto slots = static_cast<uint32_t>(config().integer("HETCCL_SHM_SLOTS", 2, 4096));
     const std::string name = segmentName(shm::decodeShmHandle(peerHandle), info.token, info.self.rank, info.peer.rank);
     const RingGeometry g = RingGeometry::of(slots, slotBytes);
-    ShmSegment seg = ShmSegment::create(name, g.totalBytes);
+    auto mib = [&](uint64_t rings) { return (rings * g.totalBytes + (1 << 20) - 1) >> 20; };
+    ShmSegment seg = ShmSegment::create(
+        name, g.totalBytes,
+        concat("Every ordered pair of ranks on one host has one such ring (HETCCL_SHM_SLOTS=", slots,
+               " x HETCCL_SHM_SLOT_BYTES=", slotBytes, "): n ranks on a host need n*(n-1) rings, e.g. ", mib(2),
+               " MiB for 2 ranks, ", mib(12), " MiB for 4, ", mib(56), " MiB for 8, plus GPU rings."));
     auto* h = new (seg.data()) RingHeader{};
     h->version = kRingVersion;
     h->slots = slots;
