@@ -1,12 +1,15 @@
 // A simulated GPU behind the device plugin interface, so that the stream pipeline (src/stream_exec) runs
-// for real on a machine without a GPU: "device" memory is host memory, and one device thread executes the
-// operations queued on every stream in order, each stream blocked only by its own head (flag waits on
-// 64-bit counters, event waits), exactly the ordering rules of a real runtime. Copies, reductions,
-// flag writes and events take effect when the device thread reaches them, never at enqueue time, so a
-// missing wait in the compiled program shows up as wrong data or a stall, as it would on a GPU.
+// for real on a machine without a GPU: "device" memory is host memory, and the operations queued on every
+// stream execute in their stream's order, each stream blocked only by its own head (flag waits on 64-bit
+// counters, event waits), exactly the ordering rules of a real runtime, while the order between streams
+// is chosen by an adversarial random scheduler (sim_device.hpp: seeded, streams paused for random
+// stretches). Copies, reductions, flag writes and events take effect when executed, never at enqueue
+// time, so a missing wait in the compiled program shows up as wrong data or a stall, as it would on a GPU.
+// Plugin functions are in sim_gpu.cc; a new kind of operation is a closure pushed on a stream there.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "device/base/gpu_plugin.h"
@@ -21,6 +24,9 @@ size_t pendingOps();
 
 /// The head of every non-empty stream (for diagnosing a stall).
 std::string dump();
+
+/// The scheduler's seed (HETCCL_SIM_SEED, else random; printed on stderr at start).
+uint64_t seed();
 
 /// Makes the `n`-th following memcpyAsync call fail (n >= 1); 0 disables.
 void failMemcpyAfter(int n);
