@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation check of the stream pipeline's waits: every wait in src/stream_exec/stream_program.cc carries
-# a trailing marker comment `// wait:<name>` (a statement containing streamWaitFlag or streamWaitEvent
-# that ends on the marked line). For each marker in turn this removes that one wait (the statement becomes
+# a trailing marker comment `// wait:<name>` (a statement that calls `.streamWaitFlag(` or
+# `.streamWaitEvent(` and ends on the marked line). For each marker in turn this removes that one wait (the statement becomes
 # `(void)0;`), rebuilds unit_stream_exec and runs it against the adversarial simulated GPU; at least one
 # test must fail (a stall counts when the run's time bound turns it into a failure). Prints a table
 # wait -> caught/MISSED and exits non-zero if any wait's removal went unnoticed, if the unmutated tree
@@ -62,21 +62,19 @@ mutate() {
     { line[NR] = $0 }
     END {
       marker = "// wait:" name
-      for (i = 1; i <= NR; ++i) {
-        n = split(line[i], parts, " ")
-        if (parts[n] == marker) m = i
-      }
+      for (i = 1; i <= NR; ++i)
+        if (substr(line[i], length(line[i]) - length(marker) + 1) == marker) m = i
       if (!m) { print "no marker " marker > "/dev/stderr"; exit 1 }
       s = m
-      while (s > 0 && line[s] !~ /streamWait(Flag|Event)/) --s
+      while (s > 0 && line[s] !~ /\.streamWait(Flag|Event)\(/) --s
       if (!s) { print "no streamWait call ends at " marker > "/dev/stderr"; exit 1 }
       match(line[s], /^ */)
       indent = substr(line[s], 1, RLENGTH)
       for (i = 1; i <= NR; ++i) {
-        if (i == s) print indent "(void)0;  // " marker " removed by scripts/mutate-stream-waits.sh"
+        if (i == s) print indent "(void)0;  // wait " name " removed by scripts/mutate-stream-waits.sh"
         else if (i < s || i > m) print line[i]
       }
-    }' "$work/pristine.cc" >"$tree/$program.new"
+    }' "$work/pristine.cc" >"$tree/$program.new" || return 1
   mv "$tree/$program.new" "$tree/$program"
   touch "$tree/$program"  # newer than the last object, whichever version built it
 }
