@@ -9,7 +9,8 @@
 #
 # The working tree is never modified: the script copies it (tracked and untracked, not ignored files) to
 # build-mutate/tree and builds in build-mutate/build (kept between runs, so rebuilds are incremental;
-# ccache helps the first one). Logs: build-mutate/logs/<name>.log.
+# ccache helps the first one). Logs: build-mutate/logs/<name>.log; each mutant's test binary stays in
+# build-mutate/mutants/unit_stream_exec.<name> (rerun one with HETCCL_SIM_SEED=<seed from its log>).
 #
 # Usage: bash scripts/mutate-stream-waits.sh [--runs N] [--only NAME[,NAME...]]
 #   --runs N   run the tests up to N times per mutation (a new scheduler seed each time) until one
@@ -44,7 +45,7 @@ on_signal() {
 trap on_signal INT TERM
 
 # A fresh copy of the tree, keeping the build directory (mtimes are preserved, so only what changed rebuilds).
-mkdir -p "$tree" "$logs"
+mkdir -p "$tree" "$logs" "$work/mutants"
 rm -rf "$tree"/*
 git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do [[ -e $f ]] && printf '%s\0' "$f"; done |
   tar --null -T - -cf - | tar -xf - -C "$tree"
@@ -97,6 +98,7 @@ run_tests() {
     child=$!
     wait "$child" || rc=$?
     child=
+    echo "--- run $i exit status $rc" >>"$1"
     if [[ $rc != 0 ]]; then
       [[ $rc == 124 || $rc == 137 ]] && echo "--- run $i stalled past ${bound} s" >>"$1"
       return 1
@@ -107,9 +109,16 @@ run_tests() {
 
 # How a failing run failed: the failed tests' names, or a stall.
 failure_of() {
-  local failed
-  failed=$(grep -o '^\[  FAILED  \] [A-Za-z0-9_./]*' "$1" | sed 's/^\[  FAILED  \] //' | sort -u | paste -sd, -)
-  if grep -q 'stalled past' "$1"; then echo "stall (run bound ${bound} s)"; else echo "${failed:-exit status}"; fi
+  local failed rc
+  failed=$(grep -o '^\[  FAILED  \] [A-Za-z0-9_]*\.[A-Za-z0-9_/]*' "$1" | sed 's/^\[  FAILED  \] //' | sort -u | paste -sd, -)
+  rc=$(grep -o 'exit status [0-9]*' "$1" | tail -1 | awk '{print $3}')
+  if grep -q 'stalled past' "$1"; then
+    echo "stall (run bound ${bound} s)"
+  elif [[ ${rc:-0} -gt 128 ]]; then
+    echo "${failed:+$failed, then }crash (exit status $rc)"
+  else
+    echo "${failed:-exit status $rc}"
+  fi
 }
 
 echo "=== unmutated tree (must pass)"
@@ -127,6 +136,7 @@ for name in "${names[@]}"; do
   echo "=== removing wait:$name"
   mutate "$name" 2>>"$log" || { echo "cannot remove wait:$name (see $log)" >&2; exit 1; }
   rebuild "$log" || { echo "build with wait:$name removed failed: $log" >&2; exit 1; }
+  cp "$build/tests/unit_stream_exec" "$work/mutants/unit_stream_exec.$name"
   t0=$SECONDS
   if run_tests "$log" "$runs"; then
     rows+=("$(printf '%-24s %-7s %s' "$name" MISSED "all tests passed $runs time(s)")")

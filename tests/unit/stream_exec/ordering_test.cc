@@ -49,6 +49,7 @@ std::string runRank(SimWorld& world, int r, int nranks) {
   }
   world.exec(r).drain();
   gpu.streamSynchronize(user);
+  test::sim::waitIdle(std::chrono::seconds(30));  // nothing may still write into the buffers checked below
   if (!world.failuresOf(r).empty()) return world.failuresOf(r).front();
   for (int k = 0; k < kIterations; ++k)
     for (size_t i = 0; i < kCount; ++i) {

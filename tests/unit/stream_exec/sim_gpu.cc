@@ -173,6 +173,15 @@ const hetcclGpuPlugin_v1_t& plugin() {
 
 size_t pendingOps() { return device().pending(); }
 
+bool waitIdle(std::chrono::milliseconds bound) {
+  const auto until = std::chrono::steady_clock::now() + bound;
+  while (device().pending() != 0) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
 std::string dump() { return device().dump(); }
 
 uint64_t seed() { return device().seed(); }

@@ -8,6 +8,7 @@
 // Plugin functions are in sim_gpu.cc; a new kind of operation is a closure pushed on a stream there.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,6 +22,10 @@ const hetcclGpuPlugin_v1_t& plugin();
 
 /// Operations queued but not yet executed, over every stream (0 when the device is idle).
 size_t pendingOps();
+
+/// Waits until nothing is queued on any stream, at most `bound`; returns whether the device is idle.
+/// (Tests call it before reading and freeing buffers that queued work may still write.)
+bool waitIdle(std::chrono::milliseconds bound);
 
 /// The head of every non-empty stream (for diagnosing a stall).
 std::string dump();

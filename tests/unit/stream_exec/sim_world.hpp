@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -57,6 +58,8 @@ class SimWorld {
       work.afterCall();
       exec_[r]->drain();
       work.finish();
+      // Work the group left running (it should leave none) must not write into buffers being checked.
+      test::sim::waitIdle(std::chrono::seconds(30));
       std::lock_guard<std::mutex> lock(mu_);
       if (!failures_[r].empty()) throw std::runtime_error(concat(failures_[r].front(), "\n", test::sim::dump()));
     });
