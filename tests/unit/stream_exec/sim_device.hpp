@@ -55,7 +55,7 @@ class Event {
  private:
   std::atomic<uint64_t> recorded_{0};
   mutable std::mutex mu_;
-  uint64_t doneUpTo_ = 0;       // every record <= this has executed
+  uint64_t doneUpTo_ = 0;         // every record <= this has executed
   std::set<uint64_t> doneAbove_;  // executed records above doneUpTo_
 };
 

@@ -88,7 +88,8 @@ UserStreamWork::~UserStreamWork() {
 }
 
 void UserStreamWork::check(int rc, const char* what) const {
-  if (rc != HETCCL_GPU_OK) throw Error(Result::UnhandledCudaError, concat(gpu_.name, " ", what, ": ", gpu_.lastError()));
+  if (rc != HETCCL_GPU_OK)
+    throw Error(Result::UnhandledCudaError, concat(gpu_.name, " ", what, ": ", gpu_.lastError()));
 }
 
 }  // namespace hetccl::stream_exec::testing
