@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds hetccl and runs the whole test suite, stage by stage (each prints its wall time at the end):
 #   normal   RelWithDebInfo build (and the CUDA plugin, whose GPU tests skip without a GPU): every test --
-#            unit, multi-process, fault, integrity, soak (short), network-namespace smoke
+#            unit, multi-process, fault, integrity, soak (short), network-namespace smoke -- then the
+#            mutation check of the stream pipeline's waits (scripts/mutate-stream-waits.sh)
 #   asan     AddressSanitizer + UndefinedBehaviorSanitizer build (-O1): the same suite
 #   tsan     ThreadSanitizer build of the tests that run threads against each other: unit tests of the
 #            bootstrap, transports, engine, stream executor and C API, the fault tests (but the
@@ -93,7 +94,12 @@ run_suite() {  # run_suite BUILD_DIR [ctest args...] -- [cmake args...]
   run_ctest "$dir" --output-on-failure -j "$jobs" --timeout 300 ${ctest_args[@]+"${ctest_args[@]}"}
 }
 
-normal() { run_suite build -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETCCL_BUILD_TESTS=ON; }
+normal() {
+  run_suite build -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETCCL_BUILD_TESTS=ON
+  # Every wait of the stream pipeline removed in turn must fail a unit_stream_exec test (mutants built
+  # from ./build's own commands into build-mutate/; about 2-3 minutes).
+  bash scripts/mutate-stream-waits.sh --build build
+}
 
 asan() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
