@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Mutation check of the stream pipeline's waits: every wait in src/stream_exec/stream_program.cc carries
-# a trailing marker comment `// wait:<name>` (a statement that calls `.streamWaitFlag(` or
-# `.streamWaitEvent(` and ends on the marked line). For each marker in turn this removes that one wait
-# (the statement becomes `(void)0;`), builds unit_stream_exec with it and runs it against the adversarial
+# a trailing marker comment `// wait:<name>` on the line where its statement starts (the statement ends
+# at the first line, from there, whose code ends with `;`). For each marker in turn this removes that
+# one statement (it becomes `(void)0;`, so an `if` or loop around it stays valid), builds unit_stream_exec with it and runs it against the adversarial
 # simulated GPU; at least one test must fail (a stall counts when the run's time bound turns it into a
 # failure). Prints a table wait -> caught/MISSED and exits non-zero if any wait's removal went
 # unnoticed, if the unmutated build fails its tests, or if a build fails.
@@ -66,16 +66,19 @@ mutant_source() {
     END {
       marker = "// wait:" name
       for (i = 1; i <= NR; ++i)
-        if (substr(line[i], length(line[i]) - length(marker) + 1) == marker) m = i
-      if (!m) { print "no marker " marker > "/dev/stderr"; exit 1 }
-      s = m
-      while (s > 0 && line[s] !~ /\.streamWait(Flag|Event)\(/) --s
-      if (!s) { print "no streamWait call ends at " marker > "/dev/stderr"; exit 1 }
+        if (substr(line[i], length(line[i]) - length(marker) + 1) == marker) s = i
+      if (!s) { print "no marker " marker > "/dev/stderr"; exit 1 }
+      for (e = s; e <= NR; ++e) {  # the statement ends on the first line whose code ends with ";"
+        code = line[e]
+        sub(/[ \t]*\/\/.*$/, "", code)
+        if (code ~ /;[ \t]*$/) break
+      }
+      if (e > NR) { print "no end of the statement marked " marker > "/dev/stderr"; exit 1 }
       match(line[s], /^ */)
       indent = substr(line[s], 1, RLENGTH)
       for (i = 1; i <= NR; ++i) {
         if (i == s) print indent "(void)0;  // wait " name " removed by scripts/mutate-stream-waits.sh"
-        else if (i < s || i > m) print line[i]
+        else if (i < s || i > e) print line[i]
       }
     }' "$work/pristine.cc" >"$2"
 }

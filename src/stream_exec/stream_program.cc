@@ -141,8 +141,8 @@ class Compiler {
       const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
       const uint64_t piece = ring.pieces++;
       if (piece >= ring.slots())
-        call(gpu_.streamWaitFlag(stream, ring.consumed(), piece + 1 - ring.slots(), 0),
-             "streamWaitFlag(ring slot free)");  // wait:ring-slot-free
+        call(gpu_.streamWaitFlag(stream, ring.consumed(), piece + 1 - ring.slots(), 0),  // wait:ring-slot-free
+             "streamWaitFlag(ring slot free)");
       call(gpu_.memcpyAsync(ring.slot(piece), src + off, len, stream), "memcpyAsync(device to ring)");
       call(gpu_.streamWriteFlag(stream, ring.published(), piece + 1, 0), "streamWriteFlag(piece published)");
     }
@@ -154,8 +154,8 @@ class Compiler {
     for (uint64_t off = 0; off < st.bytes; off += ring.slotBytes()) {
       const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
       const uint64_t piece = ring.pieces++;
-      call(gpu_.streamWaitFlag(stream, ring.published(), piece + 1, 0),
-           "streamWaitFlag(piece published)");  // wait:recv-published
+      call(gpu_.streamWaitFlag(stream, ring.published(), piece + 1, 0),  // wait:recv-published
+           "streamWaitFlag(piece published)");
       call(gpu_.memcpyAsync(dst + off, ring.slot(piece), len, stream), "memcpyAsync(ring to device)");
       call(gpu_.streamWriteFlag(stream, ring.consumed(), piece + 1, 0), "streamWriteFlag(slot released)");
     }
@@ -175,10 +175,10 @@ class Compiler {
       const uint64_t piece = ring.pieces++;
       const int k = static_cast<int>(land.uses % StreamResources::kLandingBuffers);
       if (land.uses++ >= StreamResources::kLandingBuffers)  // the reduction of its previous piece is done
-        call(gpu_.streamWaitEvent(recvStream, land.reduced[k]),
-             "streamWaitEvent(landing buffer free)");  // wait:landing-free
-      call(gpu_.streamWaitFlag(recvStream, ring.published(), piece + 1, 0),
-           "streamWaitFlag(piece published)");  // wait:recv-reduce-published
+        call(gpu_.streamWaitEvent(recvStream, land.reduced[k]),  // wait:landing-free
+             "streamWaitEvent(landing buffer free)");
+      call(gpu_.streamWaitFlag(recvStream, ring.published(), piece + 1, 0),  // wait:recv-reduce-published
+           "streamWaitFlag(piece published)");
       call(gpu_.memcpyAsync(land.buffer[k], ring.slot(piece), len, recvStream), "memcpyAsync(ring to landing buffer)");
       call(gpu_.streamWriteFlag(recvStream, ring.consumed(), piece + 1, 0), "streamWriteFlag(slot released)");
       call(gpu_.eventRecord(land.landed[k], recvStream), "eventRecord(piece landed)");
@@ -202,8 +202,8 @@ class Compiler {
     call(gpu_.streamWriteFlag(streams_[0], doneFlag, seq, 0), "streamWriteFlag(group done)");
     void* done = res_.events->take();
     call(gpu_.eventRecord(done, streams_[0]), "eventRecord(group done)");
-    call(gpu_.streamWaitEvent(user_, done),
-         "streamWaitEvent(user stream waits for the group)");  // wait:user-waits-group
+    call(gpu_.streamWaitEvent(user_, done),  // wait:user-waits-group
+         "streamWaitEvent(user stream waits for the group)");
   }
 
   const algo::Schedule& s_;

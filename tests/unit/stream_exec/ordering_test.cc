@@ -19,7 +19,7 @@ namespace hetccl::stream_exec {
 namespace {
 
 using bootstrap::testing::ScopedEnv;
-using testing::SimWorld;
+using test::SimWorld;
 
 constexpr int kIterations = 6;
 constexpr size_t kCount = 256 * 1024;  // int32: 1 MiB

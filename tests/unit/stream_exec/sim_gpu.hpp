@@ -1,11 +1,15 @@
 // A simulated GPU behind the device plugin interface, so that the stream pipeline (src/stream_exec) runs
-// for real on a machine without a GPU: "device" memory is host memory, and the operations queued on every
-// stream execute in their stream's order, each stream blocked only by its own head (flag waits on 64-bit
-// counters, event waits), exactly the ordering rules of a real runtime, while the order between streams
-// is chosen by an adversarial random scheduler (sim_device.hpp: seeded, streams paused for random
-// stretches). Copies, reductions, flag writes and events take effect when executed, never at enqueue
-// time, so a missing wait in the compiled program shows up as wrong data or a stall, as it would on a GPU.
-// Plugin functions are in sim_gpu.cc; a new kind of operation is a closure pushed on a stream there.
+// for real on a machine without a GPU: "device" memory is host memory, and one device thread executes the
+// operations queued on every stream in order, each stream blocked only by its own head (flag waits on
+// 64-bit counters, event waits), exactly the ordering rules of a real runtime. Copies, reductions,
+// flag writes and events take effect when the device thread reaches them, never at enqueue time, so a
+// missing wait in the compiled program shows up as wrong data or a stall, as it would on a GPU.
+// The order between streams is adversarial: at every step the device runs the head of a stream chosen
+// at random among those that can run, and for stretches of random length it pauses a random half of the
+// streams (they run only when nothing else can), so one stream falls far behind or races far ahead.
+// The seed comes from HETCCL_SIM_SEED (test-only), else from the system; it is printed on stderr at
+// start and by dump(). Host threads' timing matters too: a seed makes a failure likely, not certain, to
+// repeat.
 #pragma once
 
 #include <chrono>
@@ -23,15 +27,15 @@ const hetcclGpuPlugin_v1_t& plugin();
 /// Operations queued but not yet executed, over every stream (0 when the device is idle).
 size_t pendingOps();
 
-/// Waits until nothing is queued on any stream, at most `bound`; returns whether the device is idle.
-/// (Tests call it before reading and freeing buffers that queued work may still write.)
-bool waitIdle(std::chrono::milliseconds bound);
-
 /// The head of every non-empty stream (for diagnosing a stall).
 std::string dump();
 
-/// The scheduler's seed (HETCCL_SIM_SEED, else random; printed on stderr at start).
+/// The scheduler's seed.
 uint64_t seed();
+
+/// Waits until nothing is queued on any stream, at most `bound`; returns whether the device is idle.
+/// (Tests call it before reading and freeing buffers that queued work may still write.)
+bool waitIdle(std::chrono::milliseconds bound);
 
 /// Makes the `n`-th following memcpyAsync call fail (n >= 1); 0 disables.
 void failMemcpyAfter(int n);

@@ -22,13 +22,10 @@ namespace hetccl::stream_exec {
 namespace {
 
 using algo::CollKind;
-using bootstrap::createUniqueId;
-using bootstrap::testing::joinAll;
-using bootstrap::testing::JoinResult;
 using bootstrap::testing::ScopedEnv;
 using test::CollCase;
 using test::Layout;
-using testing::SimWorld;
+using test::SimWorld;
 
 class StreamExecTest : public ::testing::Test {
  protected:

@@ -5,8 +5,9 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "sim_gpu.hpp"
 
-namespace hetccl::stream_exec::testing {
+namespace hetccl::test {
 namespace {
 
 using algo::CollKind;
@@ -35,14 +36,13 @@ Extents extentsOf(const algo::CollOp& op, int nranks) {
   }
 }
 
-UserStreamWork::UserStreamWork(const hetcclGpuPlugin_v1_t& gpu, void* stream, std::span<const algo::CollOp> group,
-                               int nranks)
-    : gpu_(gpu), stream_(stream), group_(group), nranks_(nranks) {
+UserStreamWork::UserStreamWork(void* stream, std::span<const algo::CollOp> group, int nranks)
+    : stream_(stream), group_(group), nranks_(nranks) {
   void* gate = nullptr;
-  check(gpu_.allocPinned(&gate, 64), "allocPinned(gate)");
+  check(sim::plugin().allocPinned(&gate, 64), "allocPinned(gate)");
   gate_ = static_cast<uint64_t*>(gate);
   __atomic_store_n(gate_, 0, __ATOMIC_RELEASE);
-  check(gpu_.streamWaitFlag(stream_, gate_, 1, 0), "streamWaitFlag(gate)");
+  check(sim::plugin().streamWaitFlag(stream_, gate_, 1, 0), "streamWaitFlag(gate)");
   for (const algo::CollOp& op : group_) {
     const size_t bytes = extentsOf(op, nranks_).sendBytes;
     if (!bytes || !op.sendbuff) continue;
@@ -51,7 +51,7 @@ UserStreamWork::UserStreamWork(const hetcclGpuPlugin_v1_t& gpu, void* stream, st
   }
   for (Region& r : inputs_) std::memset(r.at, kGarbled, r.copy.size());  // all first: inputs may overlap
   for (Region& r : inputs_)
-    check(gpu_.memcpyAsync(r.at, r.copy.data(), r.copy.size(), stream_), "memcpyAsync(input on the user stream)");
+    check(sim::plugin().memcpyAsync(r.at, r.copy.data(), r.copy.size(), stream_), "memcpyAsync(input on the user stream)");
 }
 
 void UserStreamWork::afterCall() {
@@ -60,14 +60,14 @@ void UserStreamWork::afterCall() {
     if (bytes && op.recvbuff) outputs_.push_back({op.recvbuff, std::vector<unsigned char>(bytes)});
   }
   for (Region& r : outputs_)
-    check(gpu_.memcpyAsync(r.copy.data(), r.at, r.copy.size(), stream_), "memcpyAsync(output on the user stream)");
+    check(sim::plugin().memcpyAsync(r.copy.data(), r.at, r.copy.size(), stream_), "memcpyAsync(output on the user stream)");
   // Give a group that does not wait for the user's stream time to start on the garbled inputs.
   std::this_thread::sleep_for(std::chrono::microseconds(300));
   __atomic_store_n(gate_, 1, __ATOMIC_RELEASE);
 }
 
 void UserStreamWork::finish() {
-  check(gpu_.streamSynchronize(stream_), "streamSynchronize(user stream)");
+  check(sim::plugin().streamSynchronize(stream_), "streamSynchronize(user stream)");
   for (Region& r : outputs_) std::memcpy(r.at, r.copy.data(), r.copy.size());
 }
 
@@ -76,7 +76,7 @@ UserStreamWork::~UserStreamWork() {
   // Work still queued reads the gate and the regions: free them only once the stream is idle (a group
   // that failed is released by its executor, so this ends; if it does not, they are leaked).
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (gpu_.streamQuery(stream_) != HETCCL_GPU_OK) {
+  while (sim::plugin().streamQuery(stream_) != HETCCL_GPU_OK) {
     if (std::chrono::steady_clock::now() > until) {
       new std::vector<Region>(std::move(inputs_));
       new std::vector<Region>(std::move(outputs_));
@@ -84,12 +84,12 @@ UserStreamWork::~UserStreamWork() {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  gpu_.freePinned(gate_);
+  sim::plugin().freePinned(gate_);
 }
 
 void UserStreamWork::check(int rc, const char* what) const {
   if (rc != HETCCL_GPU_OK)
-    throw Error(Result::UnhandledCudaError, concat(gpu_.name, " ", what, ": ", gpu_.lastError()));
+    throw Error(Result::UnhandledCudaError, concat(sim::plugin().name, " ", what, ": ", sim::plugin().lastError()));
 }
 
-}  // namespace hetccl::stream_exec::testing
+}  // namespace hetccl::test

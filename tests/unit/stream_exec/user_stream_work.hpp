@@ -14,9 +14,8 @@
 #include <vector>
 
 #include "algo/coll_op.hpp"
-#include "device/base/gpu_plugin.h"
 
-namespace hetccl::stream_exec::testing {
+namespace hetccl::test {
 
 /// The bytes an operation reads from sendbuff and writes at recvbuff (0 where it has none).
 struct Extents {
@@ -27,8 +26,9 @@ Extents extentsOf(const algo::CollOp& op, int nranks);
 
 class UserStreamWork {
  public:
-  /// Queues on `stream` the gate and the copies that write the inputs of `group` (throws on failure).
-  UserStreamWork(const hetcclGpuPlugin_v1_t& gpu, void* stream, std::span<const algo::CollOp> group, int nranks);
+  /// Queues on `stream` (of the simulated GPU) the gate and the copies that write the inputs of `group`
+  /// (throws on failure).
+  UserStreamWork(void* stream, std::span<const algo::CollOp> group, int nranks);
   ~UserStreamWork();  // opens the gate if still closed, so that nothing stays blocked behind it
   UserStreamWork(const UserStreamWork&) = delete;
   UserStreamWork& operator=(const UserStreamWork&) = delete;
@@ -45,7 +45,6 @@ class UserStreamWork {
   };
   void check(int rc, const char* what) const;
 
-  const hetcclGpuPlugin_v1_t& gpu_;
   void* stream_;
   std::span<const algo::CollOp> group_;
   int nranks_;
@@ -53,4 +52,4 @@ class UserStreamWork {
   std::vector<Region> inputs_, outputs_;
 };
 
-}  // namespace hetccl::stream_exec::testing
+}  // namespace hetccl::test
