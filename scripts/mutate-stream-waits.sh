@@ -21,7 +21,10 @@
 # Usage: bash scripts/mutate-stream-waits.sh [--build DIR] [--runs N] [--only NAME[,NAME...]]
 #   --runs N   run the tests up to N times per mutation (a new scheduler seed each time) until one
 #              fails (default 3); the unmutated binary runs once
-#   MUTATE_RUN_SECONDS (default 180): the time bound of one test run
+#   MUTATE_RUN_SECONDS (default 120): the time bound of one test run
+# Each run stops at its first failing test (--gtest_fail_fast), so the table names that test; a stalled
+# test fails at the tests' own HETCCL_TIMEOUT (30 s). Which tests catch which wait, over many runs:
+#   build-mutate/mutants/unit_stream_exec.<name> --gtest_filter=<test> --gtest_repeat=10
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -36,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "usage: bash scripts/mutate-stream-waits.sh [--build DIR] [--runs N] [--only NAME,...]" >&2; exit 2 ;;
   esac
 done
-bound=${MUTATE_RUN_SECONDS:-180}
+bound=${MUTATE_RUN_SECONDS:-120}
 program=src/stream_exec/stream_program.cc
 work=$root/build-mutate
 logs=$work/logs
@@ -133,7 +136,7 @@ run_tests() {
   for ((i = 1; i <= $3; ++i)); do
     echo "--- run $i" >>"$2"
     rc=0
-    timeout -k 10 "$bound" "$1" >>"$2" 2>&1 &
+    timeout -k 10 "$bound" "$1" --gtest_fail_fast >>"$2" 2>&1 &
     child=$!
     wait "$child" || rc=$?
     child=

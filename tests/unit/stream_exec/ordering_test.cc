@@ -30,7 +30,7 @@ int32_t inputOf(int rank, int iteration, size_t i) {
 
 /// Runs rank r's iterations; returns "" or the first wrong element.
 std::string runRank(SimWorld& world, int r, int nranks) {
-  const hetcclGpuPlugin_v1_t& gpu = test::sim::plugin();
+  const auto& gpu = test::sim::plugin();
   void* user = world.userStream(r);
   std::vector<int32_t> buf(kCount);
   std::vector<std::vector<int32_t>> in(kIterations, std::vector<int32_t>(kCount));
