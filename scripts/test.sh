@@ -9,7 +9,8 @@
 #            multi-process fault_checksum_* coll_check runs) and the soak
 #   fuzz     clang-14 libFuzzer build of the fuzz targets only: each replays its seed corpus, then fuzzes
 #            HETCCL_FUZZ_SECONDS, two targets at a time
-#   netns    (root) the CI set of fault cases (run_faults.py --cases ci) HETCCL_NETNS_RUNS times each with
+#   netns    (root) the CI set of fault cases (run_faults.py --cases ci) HETCCL_NETNS_RUNS times each, the
+#            wide set (split/finalize faults) at 4 and 8 ranks HETCCL_NETNS_WIDE_RUNS (10) times each, with
 #            ranks in network namespaces, and the hostile-traffic job; skipped with a message where
 #            namespaces are unavailable. The full set: docs/RELIABILITY.md
 # The summary says "all stages passed" only when nothing was skipped: a stage that skipped (netns without
@@ -133,6 +134,12 @@ netns() {
   local rc=0
   python3 tests/netns/run_faults.py --build build --runs "${HETCCL_NETNS_RUNS:-50}" \
     --parallel "${HETCCL_NETNS_PARALLEL:-4}" --cases "${HETCCL_NETNS_CASES:-ci}" || rc=$?
+  if [[ $rc == 0 ]]; then  # split/finalize faults at 4 and 8 ranks (the wide set; 10 runs per case each)
+    for n in 4 8; do
+      python3 tests/netns/run_faults.py --build build --runs "${HETCCL_NETNS_WIDE_RUNS:-10}" --nranks $n \
+        --parallel 2 --cases wide || rc=$?  # 8 ranks a job: 2 jobs on a 2-core machine
+    done
+  fi
   if [[ $rc == 77 ]]; then
     echo "netns stage skipped (see above)"
     stage_skips="(network namespaces unavailable: no fault case ran)"

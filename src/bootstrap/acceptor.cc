@@ -31,7 +31,13 @@ void AuthenticatingAcceptor::drop(ServerHandshake& h, const std::string& why) co
 
 void AuthenticatingAcceptor::acceptNew(std::vector<AuthenticatedPeer>& done) {
   for (int i = 0; i < kMaxAcceptsPerService; ++i) {
-    net::Socket s = listener_.tryAccept();
+    net::Socket s;
+    try {
+      s = listener_.tryAccept();
+    } catch (const net::DescriptorsExhausted& e) {
+      exhausted_ = e;
+      return;
+    }
     if (!s.valid()) return;
     if (pending_.size() >= maxPending_) {
       drop(*pending_.front(), "too many pending handshakes; dropping the oldest");
@@ -60,6 +66,11 @@ void AuthenticatingAcceptor::finish(std::unique_ptr<ServerHandshake> h, ServerHa
 }
 
 std::vector<AuthenticatedPeer> AuthenticatingAcceptor::service(const pollfd* fds) {
+  if (exhausted_) {
+    net::DescriptorsExhausted e = std::move(*exhausted_);
+    exhausted_.reset();
+    throw e;
+  }
   std::vector<AuthenticatedPeer> done;
   // Advance the handshakes polled this round (new ones get their turn at the next poll).
   std::deque<std::unique_ptr<ServerHandshake>> polled = std::move(pending_);
@@ -69,6 +80,11 @@ std::vector<AuthenticatedPeer> AuthenticatingAcceptor::service(const pollfd* fds
     finish(std::move(polled[i]), status, done);
   }
   if (fds[0].revents) acceptNew(done);
+  if (exhausted_ && done.empty()) {
+    net::DescriptorsExhausted e = std::move(*exhausted_);
+    exhausted_.reset();
+    throw e;
+  }
   return done;
 }
 

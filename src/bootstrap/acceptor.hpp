@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "bootstrap/handshake.hpp"
@@ -34,6 +35,8 @@ class AuthenticatingAcceptor {
   size_t appendPollFds(std::vector<pollfd>& fds) const;
   /// After poll(): `fds` points at the entries appendPollFds() added. Accepts new connections, advances
   /// handshakes, drops failed and expired ones; returns the connections that completed authentication.
+  /// Throws net::DescriptorsExhausted when accept() found no descriptor left (after returning the
+  /// connections of that round first: then at the next call).
   std::vector<AuthenticatedPeer> service(const pollfd* fds);
   size_t pending() const { return pending_.size(); }
 
@@ -51,6 +54,7 @@ class AuthenticatingAcceptor {
   size_t maxPending_;
   int handshakeTimeoutMs_;
   std::deque<std::unique_ptr<ServerHandshake>> pending_;  // oldest first
+  std::optional<net::DescriptorsExhausted> exhausted_;    // from acceptNew(), thrown by service()
 };
 
 }  // namespace hetccl::bootstrap

@@ -65,7 +65,7 @@ std::unique_ptr<Bootstrap> connectWithHooks(const UniqueId& id, int rank, int nr
   me.meshAddress = meshListener.address();
   if (hooks.onMeshListening) hooks.onMeshListening(rank, me.meshAddress);
 
-  if (id.rank0StartsRoot && rank == 0) RendezvousRoot::startInBackground(id.root, id.secret, deadline);
+  if (id.rank0StartsRoot && rank == 0) RendezvousRoot::startInBackground(id.root, id.secret, deadline, 0);
   std::vector<RankDescriptor> table = joinRoot(ctx, me);
   HETCCL_INFO(log::kBootstrap, "rank ", rank, " of ", nranks, ": every rank joined; building the mesh");
   std::vector<net::Socket> sockets = buildMesh(ctx, meshListener, table);

@@ -5,6 +5,7 @@
 
 #include "bootstrap/wire.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace hetccl::bootstrap {
 namespace {
@@ -38,6 +39,44 @@ Mac proof(const Secret& secret, std::string_view label, const unsigned char* cli
                              std::span(clientHello, kClientHelloBytes), std::span(serverHello, kServerMacOffset)});
 }
 
+/// Printable form of the first bytes a foreign program sent ("SSH-" or "\\x16\\x03...").
+std::string printable(const unsigned char* p, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] >= 0x20 && p[i] < 0x7f) {
+      out += static_cast<char>(p[i]);
+    } else {
+      static const char* hex = "0123456789abcdef";
+      out += concat("\\x", hex[p[i] >> 4], hex[p[i] & 15]);
+    }
+  }
+  return out;
+}
+
+/// Reads the first 4 bytes of the server's hello into `reply` and checks the magic at once: a program
+/// that is not hetccl (it holds the port) is named as such without waiting for 76 bytes that never come.
+/// A server silent for kHandshakeTimeoutMs gets a warning (another program may hold the port, or the
+/// server's process is stopped); the wait goes on until `deadline`, whose error says the same.
+void awaitMagic(const net::Socket& s, unsigned char* reply, Deadline deadline, const std::string& peer) {
+  try {
+    try {
+      s.recvAll(reply, 4, deadline.min(Deadline::afterMs(kHandshakeTimeoutMs)), peer);
+    } catch (const TimeoutError&) {
+      if (deadline.expired()) throw;
+      HETCCL_WARN(log::kBootstrap, peer, " accepted the connection but has not answered the hetccl handshake for ",
+                  kHandshakeTimeoutMs / 1000, " s: another program may hold that port, or its process is stopped");
+      s.recvAll(reply, 4, deadline, peer);
+    }
+  } catch (const TimeoutError& e) {
+    throw TimeoutError(e.peer(), e.host(),
+                       concat(peer, " accepted the connection but never answered the hetccl bootstrap handshake before ",
+                              "the deadline: another program may hold that port, or its process is stopped or hung"));
+  }
+  if (wire::getU32(reply) != kHandshakeMagic)
+    throw InvalidUsage(concat(peer, " is not a hetccl bootstrap endpoint: the program listening there answered with '",
+                              printable(reply, 4), "...' (another program holds that address and port?)"));
+}
+
 }  // namespace
 
 void authenticateAsClient(const net::Socket& s, const Secret& secret, Purpose purpose, int myRank, int serverRank,
@@ -46,7 +85,8 @@ void authenticateAsClient(const net::Socket& s, const Secret& secret, Purpose pu
   writeHello(hello, purpose, myRank);
   s.sendAll(hello, sizeof hello, deadline, peer);
   unsigned char reply[kServerHelloBytes];
-  s.recvAll(reply, sizeof reply, deadline, peer);
+  awaitMagic(s, reply, deadline, peer);
+  s.recvAll(reply + 4, sizeof reply - 4, deadline, peer);
   if (std::string err = checkHello(reply, purpose); !err.empty())
     throw PeerError(-1, "", concat(peer, " answered the bootstrap handshake wrongly: ", err));
   Mac got;

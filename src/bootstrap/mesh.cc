@@ -158,12 +158,32 @@ void Mesh::readLoop() noexcept {
       const auto now = Clock::now();
       for (size_t i = 1; i < fds.size(); ++i)
         if (fds[i].revents) {
-          lastHeard_[owners[i]] = now;  // data, a heartbeat or the end: the peer (or its kernel) answered
+          {
+            std::lock_guard lock(mutex_);  // recv() reads it to name a silent rank at its deadline
+            lastHeard_[owners[i]] = now;   // data, a heartbeat or the end: the peer (or its kernel) answered
+          }
           readFrom(owners[i]);
         }
     }
     sleepMs = livenessTick();
   }
+}
+
+std::optional<std::pair<int, int64_t>> Mesh::silentMemberLocked(const std::vector<int>& members, uint32_t comm,
+                                                                 int awaited) const {
+  const auto now = Clock::now();
+  auto silenceMs = [&](int m) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(now - lastHeard_[m]).count();
+  };
+  const int64_t alive = 2 * int64_t(heartbeatMs_), silent = 3 * int64_t(heartbeatMs_);
+  if (silenceMs(awaited) > alive) return std::nullopt;  // the awaited rank itself is quiet: name it
+  std::optional<std::pair<int, int64_t>> quietest;
+  for (int m : members) {
+    if (m == rank_ || m == awaited || !sockets_[m].valid() || departures_[m].contains(comm)) continue;
+    const int64_t ms = silenceMs(m);
+    if (ms >= silent && (!quietest || ms > quietest->second)) quietest = std::make_pair(m, ms);
+  }
+  return quietest;
 }
 
 std::optional<PeerError> Mesh::failureLocked(const std::vector<int>& members, uint32_t comm) const {
@@ -257,8 +277,15 @@ void Mesh::recv(int peer, FrameType type, uint32_t comm, uint32_t tag, void* dat
                                                        "message with tag ", tag, " that rank ", rank_, " waits for"));
     if (changed_.wait_until(lock, deadline.at()) == std::cv_status::timeout && deadline.expired() &&
         queues_.find(key) == queues_.end()) {
-      TimeoutError timeout(peer, peers_[peer].hostId, concat("bootstrap rank ", rank_, ": no message with tag ", tag,
-                                                             " from ", name(peer), " before the deadline (HETCCL_TIMEOUT)"));
+      std::string what = concat("bootstrap rank ", rank_, ": no message with tag ", tag, " from ", name(peer),
+                                " before the deadline (HETCCL_TIMEOUT)");
+      int blamed = peer;
+      if (auto silent = silentMemberLocked(members, comm, peer)) {  // the awaited rank waits for that one
+        blamed = silent->first;
+        what += concat("; ", name(peer), " is alive (its heartbeats arrive) but ", name(blamed), " sent nothing for ",
+                       silent->second / 1000.0, " s: it is stopped or hung, the likely cause");
+      }
+      TimeoutError timeout(blamed, peers_[blamed].hostId, what);
       if (!timedOut_) timedOut_ = timeout;  // named in the notice if this rank leaves over it
       throw timeout;
     }

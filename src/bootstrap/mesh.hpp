@@ -23,6 +23,7 @@
 #include <set>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bootstrap/frame.hpp"
@@ -32,6 +33,10 @@
 
 namespace hetccl::bootstrap {
 
+/// A recv() that times out waiting for a rank that is alive (its heartbeats arrive) names the member that
+/// has been silent longest instead (at least three heartbeat periods): the awaited rank is itself waiting,
+/// most likely for that one (a rank stopped inside a split while others already wait in the parent).
+///
 /// A Notice frame (see frame.hpp) saying that the sender fails because of rank `blamed` (a mesh rank);
 /// `reason` is cut to Mesh::kMaxNoticeReason bytes.
 std::vector<unsigned char> encodeNotice(int blamed, const std::string& reason, uint32_t comm = 0);
@@ -91,6 +96,11 @@ class Mesh {
   void recordGoodbye(int peer, uint32_t comm);
   void recordNotice(int from, const std::vector<unsigned char>& payload);
   std::optional<PeerError> failureLocked(const std::vector<int>& members, uint32_t comm) const;
+  /// At a recv() deadline: when `awaited` is alive (heard from within two heartbeat periods), the member
+  /// of `comm` silent longest (at least three periods), with its silence in ms: the awaited rank is most
+  /// likely waiting for it. None otherwise. Caller holds mutex_.
+  std::optional<std::pair<int, int64_t>> silentMemberLocked(const std::vector<int>& members, uint32_t comm,
+                                                            int awaited) const;
 
   // mesh_liveness.cc
   /// Reader thread, once per wake-up: heartbeats that are due, peers silent for too long. Returns the
@@ -111,7 +121,7 @@ class Mesh {
   std::vector<FrameReader> readers_;
   std::vector<std::unique_ptr<std::mutex>> sendLocks_;
   std::vector<std::vector<unsigned char>> pendingOut_;  // per peer, under sendLocks_[peer]: a heartbeat's tail
-  std::vector<Clock::time_point> lastHeard_;            // reader thread only: when bytes last arrived
+  std::vector<Clock::time_point> lastHeard_;            // written by the reader under mutex_: when bytes last arrived
   Clock::time_point nextHeartbeat_;                     // reader thread only
   int64_t silenceMs_ = 0;                               // HETCCL_TIMEOUT
   int heartbeatMs_ = 0;

@@ -25,6 +25,23 @@ MeshBootstrap::MeshBootstrap(std::shared_ptr<Mesh> mesh, std::vector<int> member
   }
 }
 
+PeerError MeshBootstrap::inView(const PeerError& e) const {
+  auto it = std::find(members_.begin(), members_.end(), e.peer());
+  return PeerError(it == members_.end() ? -1 : static_cast<int>(it - members_.begin()), e.host(), e.what());
+}
+
+template <class F>
+auto MeshBootstrap::inView(F&& f) const -> decltype(f()) {
+  try {
+    return f();
+  } catch (const TimeoutError& e) {
+    PeerError v = inView(static_cast<const PeerError&>(e));
+    throw TimeoutError(v.peer(), v.host(), v.what());
+  } catch (const PeerError& e) {
+    throw inView(e);
+  }
+}
+
 int MeshBootstrap::meshRank(int peer, const char* what) const {
   if (peer < 0 || peer >= size() || peer == myIndex_)
     throw InvalidArgument(concat("bootstrap ", what, ": peer ", peer, " is not another rank of [0, ", size(), ")"));
@@ -33,27 +50,31 @@ int MeshBootstrap::meshRank(int peer, const char* what) const {
 
 void MeshBootstrap::send(int peer, uint32_t tag, const void* data, size_t bytes) {
   if (bytes && !data) throw InvalidArgument("bootstrap send: null data");
-  mesh_->send(meshRank(peer, "send"), FrameType::Data, comm_, tag, data, bytes);
+  const int to = meshRank(peer, "send");
+  inView([&] { mesh_->send(to, FrameType::Data, comm_, tag, data, bytes); });
 }
 
 void MeshBootstrap::recv(int peer, uint32_t tag, void* data, size_t bytes) {
   if (bytes && !data) throw InvalidArgument("bootstrap recv: null data");
-  mesh_->recv(meshRank(peer, "recv"), FrameType::Data, comm_, tag, data, bytes, Deadline::fromConfig(), members_);
+  const int from = meshRank(peer, "recv");
+  inView([&] { mesh_->recv(from, FrameType::Data, comm_, tag, data, bytes, Deadline::fromConfig(), members_); });
 }
 
 void MeshBootstrap::allGather(void* data, size_t bytesPerRank) {
   if (bytesPerRank && !data) throw InvalidArgument("bootstrap allGather: null data");
   auto* bytes = static_cast<unsigned char*>(data);
   uint32_t seq = collectiveSeq_++;
-  // Direct exchange: N is small, and sends never wait for the peer's recv (its reader thread drains).
-  for (int i = 0; i < size(); ++i)
-    if (i != myIndex_)
-      mesh_->send(members_[i], FrameType::Collective, comm_, seq, bytes + myIndex_ * bytesPerRank, bytesPerRank);
-  Deadline deadline = Deadline::fromConfig();
-  for (int i = 0; i < size(); ++i)
-    if (i != myIndex_)
-      mesh_->recv(members_[i], FrameType::Collective, comm_, seq, bytes + i * bytesPerRank, bytesPerRank, deadline,
-                  members_);
+  inView([&] {
+    // Direct exchange: N is small, and sends never wait for the peer's recv (its reader thread drains).
+    for (int i = 0; i < size(); ++i)
+      if (i != myIndex_)
+        mesh_->send(members_[i], FrameType::Collective, comm_, seq, bytes + myIndex_ * bytesPerRank, bytesPerRank);
+    Deadline deadline = Deadline::fromConfig();
+    for (int i = 0; i < size(); ++i)
+      if (i != myIndex_)
+        mesh_->recv(members_[i], FrameType::Collective, comm_, seq, bytes + i * bytesPerRank, bytesPerRank, deadline,
+                    members_);
+  });
 }
 
 void MeshBootstrap::barrier() {
@@ -61,7 +82,11 @@ void MeshBootstrap::barrier() {
   allGather(tokens.data(), 1);
 }
 
-std::optional<PeerError> MeshBootstrap::failure() const { return mesh_->failure(members_, comm_); }
+std::optional<PeerError> MeshBootstrap::failure() const {
+  std::optional<PeerError> f = mesh_->failure(members_, comm_);
+  if (f) return inView(*f);
+  return f;
+}
 
 void MeshBootstrap::leave() { mesh_->goodbye(comm_, members_); }
 
@@ -79,7 +104,8 @@ std::unique_ptr<Bootstrap> MeshBootstrap::split(const std::vector<int>& ranks, u
   std::vector<int> members;
   for (size_t i = 0; i < ranks.size(); ++i) {
     int r = ranks[i];
-    if (r < 0 || r >= size()) throw InvalidArgument(concat("bootstrap split: rank ", r, " is outside [0, ", size(), ")"));
+    if (r < 0 || r >= size())
+      throw InvalidArgument(concat("bootstrap split: rank ", r, " is outside [0, ", size(), ")"));
     if (!seen.insert(r).second) throw InvalidArgument(concat("bootstrap split: rank ", r, " is listed twice"));
     if (r == myIndex_) mine = static_cast<int>(i);
     members.push_back(members_[r]);

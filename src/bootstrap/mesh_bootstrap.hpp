@@ -30,6 +30,11 @@ class MeshBootstrap : public Bootstrap {
 
  private:
   int meshRank(int peer, const char* what) const;
+  /// The mesh names peers by world rank; callers of this view expect its own ranks in PeerError::peer()
+  /// (the message text keeps naming the world rank and host). Runs `f`, rethrowing peer errors so.
+  template <class F>
+  auto inView(F&& f) const -> decltype(f());
+  PeerError inView(const PeerError& e) const;
 
   std::shared_ptr<Mesh> mesh_;
   std::vector<int> members_;

@@ -1,9 +1,14 @@
 #include "bootstrap/root.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <mutex>
 #include <vector>
 
 #include "bootstrap/acceptor.hpp"
+#include "bootstrap/frame.hpp"
 #include "bootstrap/root_session.hpp"
 #include "core/log.hpp"
 
@@ -17,6 +22,11 @@ struct Registry {
   std::vector<std::unique_ptr<RendezvousRoot>> roots;
   ~Registry() {
     std::lock_guard lock(mutex);
+    // Process exit: a failed root still owes ranks the failure (they would otherwise wait their whole
+    // deadline for a root that is gone, then blame its process); one shared linger budget for all.
+    const Deadline linger = Deadline::afterMs(RendezvousRoot::kExitLingerMs);
+    for (auto& root : roots)
+      if (root->owesFailure()) root->lingerWhileOwed(linger.remainingMs());
     roots.clear();  // each destructor stops and joins its thread
   }
 };
@@ -28,8 +38,23 @@ Registry& registry() {
 
 }  // namespace
 
-RendezvousRoot::RendezvousRoot(const net::SocketAddress& at, const Secret& secret, Deadline deadline)
-    : listener_(at), secret_(secret), deadline_(deadline) {
+namespace {
+
+/// Binds the root's address; a failure names what the address is for and what to do.
+net::Listener bindRoot(const net::SocketAddress& at) {
+  try {
+    return net::Listener(at);
+  } catch (const SystemError& e) {
+    throw SystemError(concat("the rendezvous root cannot listen: ", e.what(),
+                             "; choose a free port (HETCCL_COMM_ID, or MASTER_PORT under torchrun-style launchers)"));
+  }
+}
+
+}  // namespace
+
+RendezvousRoot::RendezvousRoot(const net::SocketAddress& at, const Secret& secret, Deadline deadline, int hostRank)
+    : listener_(bindRoot(at)), secret_(secret), deadline_(deadline), hostRank_(hostRank) {
+  spareFd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   HETCCL_INFO(log::kBootstrap, "bootstrap root listening on ", listener_.address().toString());
   thread_ = std::thread([this] { serve(); });
 }
@@ -37,17 +62,38 @@ RendezvousRoot::RendezvousRoot(const net::SocketAddress& at, const Secret& secre
 RendezvousRoot::~RendezvousRoot() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
+  if (spareFd_ >= 0) ::close(spareFd_);
 }
 
 net::SocketAddress RendezvousRoot::startInBackground(const net::SocketAddress& at, const Secret& secret,
-                                                     Deadline deadline) {
-  auto root = std::make_unique<RendezvousRoot>(at, secret, deadline);
+                                                     Deadline deadline, int hostRank) {
+  auto root = std::make_unique<RendezvousRoot>(at, secret, deadline, hostRank);
   net::SocketAddress bound = root->address();
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   std::erase_if(r.roots, [](const auto& x) { return x->finished(); });
   r.roots.push_back(std::move(root));
   return bound;
+}
+
+void RendezvousRoot::lingerWhileOwed(int maxMs) {
+  const Deadline until = Deadline::afterMs(maxMs);
+  if (owesFailure())
+    HETCCL_INFO(log::kBootstrap, "bootstrap root ", listener_.address().toString(),
+                ": process exit waits (at most ", maxMs, " ms) to tell the ranks not connected yet that init failed");
+  while (owesFailure() && !until.expired()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+void RendezvousRoot::onDescriptorsExhausted(RootSession& session, const net::DescriptorsExhausted& e) {
+  if (spareFd_ >= 0) {
+    ::close(spareFd_);
+    spareFd_ = -1;
+  }
+  const std::string who = hostRank_ >= 0 ? concat("rank ", hostRank_, "'s rendezvous root at ") : "the rendezvous root at ";
+  const uint32_t tag = hostRank_ >= 0 ? kErrorRankFailed | static_cast<uint32_t>(hostRank_) : 0;
+  session.failJob(concat(who, listener_.address().toString(), " cannot accept more ranks: ", e.what()), tag);
+  // The listener stays readable while connections wait: do not spin until descriptors come back.
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 void RendezvousRoot::serve() noexcept {
@@ -65,7 +111,12 @@ void RendezvousRoot::serve() noexcept {
         for (auto& f : fds) f.revents = 0;
       }
       session.service(fds.data() + own);
-      for (auto& peer : acceptor.service(fds.data())) session.add(std::move(peer));
+      try {
+        for (auto& peer : acceptor.service(fds.data())) session.add(std::move(peer));
+      } catch (const net::DescriptorsExhausted& e) {
+        onDescriptorsExhausted(session, e);
+      }
+      owesFailure_ = session.failed() && !session.complete();
     }
     if (!session.complete() && !stop_) {
       HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), ": deadline passed with ",
@@ -76,6 +127,8 @@ void RendezvousRoot::serve() noexcept {
     HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), " stopped: ", e.what());
   }
   listener_.close();  // its port is free again at once (the object waits in the registry to be joined)
+  if (spareFd_ >= 0) ::close(spareFd_);
+  spareFd_ = -1;
   finished_ = true;
 }
 

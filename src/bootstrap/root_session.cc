@@ -71,6 +71,7 @@ void RootSession::service(const pollfd* fds) {
     } catch (const Error& e) {
       HETCCL_INFO(log::kBootstrap, "bootstrap root: ", e.what());
       m->socket.close();
+      if (m->registered) ++answered_;  // gone: it needs no answer (complete() must not wait for it)
       if (m->registered && error_.empty()) {
         const auto& d = *byRank_[m->handshakeRank];
         fail(concat(rankName(d.info.rank, d.info.hostId), " disconnected from the rendezvous root before every rank had joined"),

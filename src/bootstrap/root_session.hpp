@@ -26,6 +26,12 @@ class RootSession {
   void service(const pollfd* fds);
   /// True once the table went to every rank, or the error went to as many ranks as the job has.
   bool complete() const;
+  /// Fails the job with `message` (Error tag `tag`, see frame.hpp) unless it has failed already.
+  void failJob(const std::string& message, uint32_t tag) {
+    if (error_.empty()) fail(message, tag);
+  }
+  /// True once the job has failed (the error goes to every rank that is or will be connected).
+  bool failed() const { return !error_.empty(); }
   /// "3 of 4 ranks joined" for the deadline warning.
   std::string progressText() const;
   /// At the root's deadline: every rank still waiting gets an error naming the ranks that never joined

@@ -278,7 +278,13 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   };
   std::vector<Entry> table(size());
   table[rank()] = {color < 0 ? -1 : color, key};
-  boot_->allGather(table.data(), sizeof(Entry));
+  try {
+    boot_->allGather(table.data(), sizeof(Entry));
+  } catch (const PeerError& e) {  // as in runHost: tell the others which rank failed before leaving
+    PeerError cause = rootCause(e);
+    boot_->reportFailure(cause);
+    throw cause;
+  }
   const uint32_t tag = ++splitCount_;  // every rank splits in the same order
   if (color < 0) return nullptr;
   std::vector<int> members;
@@ -349,6 +355,11 @@ void Communicator::finalize() {
   if (aborted_.load() || asyncError() != Result::Success) return;
   try {
     boot_->barrier();  // nobody tears down links while a peer may still read from them
+  } catch (const PeerError& e) {  // as in runHost: tell the others which rank failed before leaving
+    PeerError cause = rootCause(e);
+    fail(cause);
+    boot_->reportFailure(cause);
+    throw cause;
   } catch (const Error& e) {
     fail(e);
     throw;

@@ -45,9 +45,14 @@ class InvalidUsage : public Error {
 class SystemError : public Error {
  public:
   explicit SystemError(const std::string& what) : Error(Result::SystemError, what) {}
-  /// Builds "<what>: <strerror(err)>".
+  /// Builds "<what>: <strerror(err)>", plus the limit and what to do for EMFILE / ENFILE (too many open
+  /// files), see fileLimitAdvice().
   static SystemError fromErrno(const std::string& what, int err);
 };
+
+/// For EMFILE: " (this process may open at most N files, RLIMIT_NOFILE ...): raise the limit ..."; for
+/// ENFILE the system-wide advice; "" for any other errno.
+std::string fileLimitAdvice(int err);
 
 /// Bug or broken invariant inside hetccl.
 class InternalError : public Error {

@@ -1,9 +1,12 @@
 // chooseLocalAddress: which interface this process binds (HETCCL_SOCKET_IFNAME / NCCL_SOCKET_IFNAME).
 //
 // Filter syntax (NCCL's): comma-separated interface name prefixes, "eth,ib" selects interfaces whose
-// names start with eth or ib; a leading '^' turns the whole list into exclusions ("^docker,lo"); an
-// entry starting with '=' must match the name exactly ("=eth0"). Among the interfaces that pass, the
-// first up one with an IPv4 address wins, else the first with an IPv6 address.
+// names start with eth or ib; a leading '^' turns the whole list into exclusions ("^docker,lo"); a
+// leading '=' after it (or at the start) makes every entry an exact name ("=eth0,ib0", "^=lo,docker0"),
+// and an entry of its own starting with '=' is exact too ("eth,=ib0"). Every entry of the list obeys the
+// same rule: an excluded interface is never used, loopback included (no silent fallback to 127.0.0.1
+// when the list excludes it). Among the interfaces that pass, non-loopback ones come first; the first
+// with an IPv4 address wins, else the first with an IPv6 address.
 #include <ifaddrs.h>
 #include <net/if.h>
 
@@ -21,7 +24,8 @@ namespace {
 
 struct InterfaceFilter {
   bool exclude = false;
-  std::vector<std::string> patterns;  // "=name" exact, else prefix
+  bool exact = false;                 // '=' after the optional '^': every entry is an exact name
+  std::vector<std::string> patterns;  // "=name" exact, else prefix (exact for all when `exact`)
 
   static InterfaceFilter parse(const std::string& text) {
     InterfaceFilter f;
@@ -30,10 +34,19 @@ struct InterfaceFilter {
       f.exclude = true;
       list = list.substr(1);
     }
+    if (!list.empty() && list[0] == '=') {
+      f.exact = true;
+      list = list.substr(1);
+    }
     std::stringstream ss(list);
     std::string item;
-    while (std::getline(ss, item, ','))
-      if (!item.empty()) f.patterns.push_back(item);
+    while (std::getline(ss, item, ',')) {
+      while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+      while (!item.empty() && item.back() == ' ') item.pop_back();
+      if (f.exact && !item.empty() && item[0] != '=') item = "=" + item;
+      if (!item.empty() && item != "=") f.patterns.push_back(item);
+    }
+    if (f.patterns.empty()) throw InvalidArgument(concat("HETCCL_SOCKET_IFNAME=", text, " names no interface"));
     return f;
   }
 
@@ -46,21 +59,16 @@ struct InterfaceFilter {
   bool accepts(const std::string& name) const { return exclude ? !listed(name) : listed(name); }
 };
 
-struct Candidate {
-  std::string name;
-  SocketAddress address;
-};
-
 /// Up interfaces with an IPv4/IPv6 address, in the kernel's order.
-std::vector<Candidate> upInterfaces() {
+std::vector<InterfaceAddress> upInterfaces() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) throw SystemError::fromErrno("getifaddrs", errno);
-  std::vector<Candidate> out;
+  std::vector<InterfaceAddress> out;
   for (ifaddrs* i = list; i; i = i->ifa_next) {
     if (!i->ifa_addr || !(i->ifa_flags & IFF_UP)) continue;
     int family = i->ifa_addr->sa_family;
     if (family != AF_INET && family != AF_INET6) continue;
-    Candidate c;
+    InterfaceAddress c;
     c.name = i->ifa_name;
     size_t len = family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
     std::memcpy(&c.address.storage, i->ifa_addr, len);
@@ -76,8 +84,8 @@ std::vector<Candidate> upInterfaces() {
   return out;
 }
 
-const Candidate* pickPreferringIpv4(const std::vector<const Candidate*>& ok) {
-  for (const Candidate* c : ok)
+const InterfaceAddress* pickPreferringIpv4(const std::vector<const InterfaceAddress*>& ok) {
+  for (const InterfaceAddress* c : ok)
     if (c->address.storage.ss_family == AF_INET) return c;
   return ok.empty() ? nullptr : ok.front();
 }
@@ -86,24 +94,26 @@ SocketAddress loopbackV4() { return SocketAddress::parse("127.0.0.1:0"); }
 
 }  // namespace
 
-SocketAddress chooseLocalAddress() {
-  std::vector<Candidate> all = upInterfaces();
-  const Config& cfg = config();
-  if (cfg.isSet("HETCCL_SOCKET_IFNAME") && !cfg.str("HETCCL_SOCKET_IFNAME").empty()) {
-    std::string text = cfg.str("HETCCL_SOCKET_IFNAME");
-    InterfaceFilter filter = InterfaceFilter::parse(text);
-    std::vector<const Candidate*> ok;
+SocketAddress chooseLocalAddressFrom(const std::vector<InterfaceAddress>& all, const std::string& filterText) {
+  if (!filterText.empty()) {
+    InterfaceFilter filter = InterfaceFilter::parse(filterText);
+    std::vector<const InterfaceAddress*> ok, loopback;
     for (const auto& c : all)
-      if (filter.accepts(c.name) && !(filter.exclude && c.address.isLoopback())) ok.push_back(&c);
-    if (const Candidate* c = pickPreferringIpv4(ok)) {
-      HETCCL_INFO(log::kNet, "using interface ", c->name, " (", c->address.toString(), ") from HETCCL_SOCKET_IFNAME=", text);
+      if (filter.accepts(c.name)) (c.address.isLoopback() ? loopback : ok).push_back(&c);
+    const InterfaceAddress* c = pickPreferringIpv4(ok);
+    if (!c) c = pickPreferringIpv4(loopback);  // only a loopback interface passes the filter
+    if (c) {
+      HETCCL_INFO(log::kNet, "using interface ", c->name, " (", c->address.toString(), ") from HETCCL_SOCKET_IFNAME=",
+                  filterText);
       return c->address;
     }
-    if (filter.exclude) {
-      HETCCL_INFO(log::kNet, "HETCCL_SOCKET_IFNAME=", text, " leaves only loopback; using 127.0.0.1");
-      return loopbackV4();
-    }
-    throw InvalidArgument(concat("HETCCL_SOCKET_IFNAME=", text, " matches no interface that is up with an IP address"));
+    std::string names;
+    for (const auto& i : all)
+      if (names.find(concat(" ", i.name, ",")) == std::string::npos) names += concat(" ", i.name, ",");
+    if (!names.empty()) names.pop_back();
+    throw InvalidArgument(concat("HETCCL_SOCKET_IFNAME=", filterText, filter.exclude ? " excludes every" : " matches no",
+                                 " interface that is up with an IP address (up:", names.empty() ? " none" : names,
+                                 "); syntax: prefixes, '=' for exact names, a leading '^' excludes the list"));
   }
   for (const auto& c : all) {
     if (c.address.storage.ss_family == AF_INET && !c.address.isLoopback()) {
@@ -113,6 +123,12 @@ SocketAddress chooseLocalAddress() {
   }
   HETCCL_INFO(log::kNet, "no non-loopback IPv4 interface is up; using 127.0.0.1");
   return loopbackV4();
+}
+
+SocketAddress chooseLocalAddress() {
+  const Config& cfg = config();
+  std::string filter = cfg.isSet("HETCCL_SOCKET_IFNAME") ? cfg.str("HETCCL_SOCKET_IFNAME") : "";
+  return chooseLocalAddressFrom(upInterfaces(), filter);
 }
 
 }  // namespace hetccl::net

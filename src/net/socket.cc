@@ -196,8 +196,13 @@ Listener::Listener(const SocketAddress& at, int backlog) {
   int one = 1;
   if (setsockopt(socket_.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
     throw SystemError::fromErrno("setsockopt(SO_REUSEADDR)", errno);
-  if (::bind(socket_.fd(), reinterpret_cast<const sockaddr*>(&at.storage), at.length) != 0)
-    throw SystemError::fromErrno(concat("bind ", at.toString()), errno);
+  if (::bind(socket_.fd(), reinterpret_cast<const sockaddr*>(&at.storage), at.length) != 0) {
+    const int err = errno;
+    if (err == EADDRINUSE)
+      throw SystemError(concat("bind ", at.toString(), ": ", std::strerror(err),
+                               ": another program (or another job) holds port ", at.port(), " on this host"));
+    throw SystemError::fromErrno(concat("bind ", at.toString()), err);
+  }
   if (::listen(socket_.fd(), backlog) != 0) throw SystemError::fromErrno(concat("listen on ", at.toString()), errno);
   address_.length = sizeof address_.storage;
   if (getsockname(socket_.fd(), reinterpret_cast<sockaddr*>(&address_.storage), &address_.length) != 0)
@@ -227,6 +232,8 @@ Socket Listener::tryAccept() const {
     if (err == EINTR || err == ECONNABORTED || err == EPROTO || err == ENETDOWN || err == EHOSTUNREACH ||
         err == ENETUNREACH)
       continue;
+    if (err == EMFILE || err == ENFILE)
+      throw DescriptorsExhausted(SystemError::fromErrno(concat("accept on ", address_.toString()), err).what());
     throw SystemError::fromErrno(concat("accept on ", address_.toString()), err);
   }
 }

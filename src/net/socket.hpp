@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/deadline.hpp"
+#include "core/error.hpp"
 
 namespace hetccl::net {
 
@@ -29,8 +30,24 @@ struct SocketAddress {
 };
 
 /// The address this process should bind: HETCCL_SOCKET_IFNAME if set, else the first non-loopback
-/// interface that is up, else loopback. Port 0.
+/// interface that is up, else loopback. Port 0. Throws InvalidArgument when HETCCL_SOCKET_IFNAME leaves
+/// no interface (syntax in local_address.cc).
 SocketAddress chooseLocalAddress();
+
+/// One address of an interface that is up.
+struct InterfaceAddress {
+  std::string name;
+  SocketAddress address;
+};
+/// chooseLocalAddress() over a given interface list (kernel order) and filter text ("" = no filter).
+SocketAddress chooseLocalAddressFrom(const std::vector<InterfaceAddress>& interfaces, const std::string& filterText);
+
+/// accept() failed with EMFILE / ENFILE: this process (or the system) has no file descriptor left. The
+/// message carries the limit and what to do (fileLimitAdvice).
+class DescriptorsExhausted : public SystemError {
+ public:
+  using SystemError::SystemError;
+};
 
 /// An owned file descriptor of a connected stream socket.
 class Socket {
@@ -93,7 +110,8 @@ class Listener {
   const SocketAddress& address() const { return address_; }
   /// Accepts one connection, waiting until the deadline; throws TimeoutError when none arrives.
   Socket accept(Deadline deadline) const;
-  /// Accepts one connection if one is pending, else returns an invalid Socket.
+  /// Accepts one connection if one is pending, else returns an invalid Socket. Throws
+  /// DescriptorsExhausted when no descriptor is left for it (EMFILE / ENFILE), SystemError otherwise.
   Socket tryAccept() const;
   int fd() const { return socket_.fd(); }
   /// Stops listening (later connections are refused); address() stays as it was.

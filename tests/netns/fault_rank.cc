@@ -2,13 +2,15 @@
 // namespace). It initialises, runs one collective kind --iters times with exact checks (0: until a call
 // fails, at most two minutes), then finalizes and destroys; the driver injects a fault into one rank (the victim) at some point. Every
 // step is printed as a machine-readable line on stdout:
-//   T <event> <unix seconds>            start, init_begin, init_done, loop, hold, finalize_begin, done
-//   ERROR <phase> <unix seconds> <code> <message>      the first failed call (phase: init, coll, finalize)
+//   T <event> <unix seconds>            start, init_begin, init_done, loop, hold, split_begin, finalize_begin, done
+//   ERROR <phase> <unix seconds> <code> <message>      the first failed call (phase: init, coll, split, finalize)
 //   ITERS <n>   FDS <before init> <after teardown>
 // Exit status: 0 the job completed; 3 a call failed and the rank tore down cleanly (the expected
 // outcome for a survivor of a fault); 1 wrong data or misuse.
 //   netns_fault_rank --coll all_reduce|all_gather|broadcast|reduce|reduce_scatter|alltoall|sendrecv
-//                    [--count N] [--iters N] [--hold init|finalize --victim R] [--wait-go 1]
+//                    [--count N] [--iters N] [--hold init|split|finalize --victim R] [--wait-go 1]
+// --split 1: after the loop every rank calls hetcclCommSplit (color rank % 2) and destroys the child;
+// --hold split implies it, and the victim holds before the split.
 // --wait-go 1: after "T start", wait for a line on stdin before anything else (the driver starts every
 // rank's init at the same moment).
 #include <dirent.h>
@@ -53,6 +55,7 @@ struct Options {
   std::string hold;
   int victim = -1;
   bool waitGo = false;
+  bool split = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -67,6 +70,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--hold") o.hold = v;
     else if (a == "--victim") o.victim = std::stoi(v);
     else if (a == "--wait-go") o.waitGo = v == "1";
+    else if (a == "--split") o.split = v == "1";
     else throw std::runtime_error("unknown argument " + a);
   }
   return o;
@@ -181,6 +185,17 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("ITERS %d\n", it);
+    if (opt.split || opt.hold == "split") {
+      if (victim && opt.hold == "split") {
+        event("hold");
+        std::this_thread::sleep_for(std::chrono::seconds(120));
+      }
+      event("split_begin");
+      hetcclComm_t child = nullptr;
+      r = hetcclCommSplit(comm, env.rank % 2, env.rank, &child, nullptr);
+      if (r != hetcclSuccess) return failed("split", r, comm, fdsBefore, false);
+      if (child && (r = hetcclCommDestroy(child)) != hetcclSuccess) return failed("split", r, comm, fdsBefore, false);
+    }
     if (victim && opt.hold == "finalize") {
       event("hold");
       std::this_thread::sleep_for(std::chrono::seconds(120));

@@ -34,7 +34,7 @@ def job(opts, cluster, attacker_ns, attack):
     secret = secrets.token_hex(16)
     before = shm_segments()
     args = lambda r: cluster.prefix(r) + [opts.program, "--coll", "all_reduce", "--iters", "10", "--count", "4096"]
-    env = lambda r: dict(rank_env(r, secret, 30), OMPI_COMM_WORLD_SIZE=str(NRANKS))
+    env = lambda r: rank_env(r, NRANKS, secret, 30)
     procs = [Proc(r, args(r), env(r)) for r in range(NRANKS - 1)]
     problems, report, client = [], "", None
     deadline = time.time() + 30

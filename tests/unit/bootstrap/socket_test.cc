@@ -34,6 +34,46 @@ TEST(Socket, ChooseLocalAddressGivesAnIpWithPortZero) {
   EXPECT_TRUE(a.storage.ss_family == AF_INET || a.storage.ss_family == AF_INET6);
 }
 
+std::vector<InterfaceAddress> fakeInterfaces() {
+  return {{"lo", SocketAddress::parse("127.0.0.1:0")},   {"eth0", SocketAddress::parse("10.0.0.1:0")},
+          {"eth10", SocketAddress::parse("10.0.1.1:0")}, {"docker0", SocketAddress::parse("172.17.0.1:0")},
+          {"ib0", SocketAddress::parse("[fd00::1]:0")}};
+}
+
+std::string chosen(const std::string& filter) { return chooseLocalAddressFrom(fakeInterfaces(), filter).toString(); }
+
+// NCCL's syntax holds for every entry of the list: '^' excludes them all (loopback included, no silent
+// fallback to it), '=' exact, prefix otherwise (issue 12 item 10).
+TEST(InterfaceFilter, EveryEntryOfAnExclusionListIsExcluded) {
+  EXPECT_THROW(chosen("^lo,eth,docker,ib"), InvalidArgument);
+  EXPECT_THROW(chosen("^lo,eth0,eth10,docker0,ib0"), InvalidArgument);
+  EXPECT_EQ(chosen("^lo,eth,ib"), "172.17.0.1:0");
+  EXPECT_EQ(chosen("^eth0,docker"), "10.0.1.1:0");       // prefix eth0 excludes eth0, not eth10
+  EXPECT_EQ(chosen("^=eth0,=eth1,docker"), "10.0.1.1:0");  // exact: eth10 stays
+  EXPECT_EQ(chosen("^=eth1,docker"), "10.0.0.1:0");
+  EXPECT_EQ(chosen("^eth,docker,ib"), "127.0.0.1:0");     // lo not excluded: loopback is allowed
+  EXPECT_EQ(chosen("^eth,docker"), "[fd00::1]:0");        // a non-loopback IPv6 before loopback
+}
+
+TEST(InterfaceFilter, ExactAndPrefixEntries) {
+  EXPECT_EQ(chosen("eth1"), "10.0.1.1:0");
+  EXPECT_THROW(chosen("=eth1,docker"), InvalidArgument);  // a leading '=' makes every entry exact
+  EXPECT_EQ(chosen("=eth,docker0"), "172.17.0.1:0");
+  EXPECT_EQ(chosen("eth1,=docker"), "10.0.1.1:0");
+  EXPECT_EQ(chosen("ib,eth0"), "10.0.0.1:0");         // IPv4 preferred among those that pass
+  EXPECT_EQ(chosen("lo"), "127.0.0.1:0");
+  EXPECT_THROW(chosen("=eth"), InvalidArgument);
+  EXPECT_THROW(chosen("wlan"), InvalidArgument);
+  EXPECT_THROW(chosen("^"), InvalidArgument);
+  EXPECT_THROW(chosen(","), InvalidArgument);
+  try {
+    chosen("^lo,eth0,eth10,docker0,ib0");
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("excludes every interface"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("eth10"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Socket, ConnectSendRecvAndEofNamesThePeer) {
   Listener l(SocketAddress::parse("127.0.0.1:0"));
   ASSERT_NE(l.address().port(), 0);
