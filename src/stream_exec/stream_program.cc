@@ -78,7 +78,7 @@ class Compiler {
   void use(int stream) {
     if (used_[stream]) return;
     used_[stream] = true;
-    call(gpu_.streamWaitEvent(streams_[stream], start_), "streamWaitEvent(group start)");
+    call(gpu_.streamWaitEvent(streams_[stream], start_), "streamWaitEvent(group start)");  // wait:group-start
   }
 
   void waitDeps(size_t i) {
@@ -88,7 +88,7 @@ class Compiler {
       if (y == x) continue;  // stream order
       int& seen = waited_[static_cast<size_t>(x) * streams_.size() + y];
       if (seen != kNone && seen >= static_cast<int>(d)) continue;  // an event after a later step of y covers it
-      call(gpu_.streamWaitEvent(streams_[x], event_[d]), "streamWaitEvent(step dependency)");
+      call(gpu_.streamWaitEvent(streams_[x], event_[d]), "streamWaitEvent(step dependency)");  // wait:step-dependency
       seen = static_cast<int>(d);
     }
   }
@@ -141,7 +141,8 @@ class Compiler {
       const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
       const uint64_t piece = ring.pieces++;
       if (piece >= ring.slots())
-        call(gpu_.streamWaitFlag(stream, ring.consumed(), piece + 1 - ring.slots(), 0), "streamWaitFlag(ring slot free)");
+        call(gpu_.streamWaitFlag(stream, ring.consumed(), piece + 1 - ring.slots(), 0),  // wait:ring-slot-free
+             "streamWaitFlag(ring slot free)");
       call(gpu_.memcpyAsync(ring.slot(piece), src + off, len, stream), "memcpyAsync(device to ring)");
       call(gpu_.streamWriteFlag(stream, ring.published(), piece + 1, 0), "streamWriteFlag(piece published)");
     }
@@ -153,7 +154,8 @@ class Compiler {
     for (uint64_t off = 0; off < st.bytes; off += ring.slotBytes()) {
       const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
       const uint64_t piece = ring.pieces++;
-      call(gpu_.streamWaitFlag(stream, ring.published(), piece + 1, 0), "streamWaitFlag(piece published)");
+      call(gpu_.streamWaitFlag(stream, ring.published(), piece + 1, 0),  // wait:recv-published
+           "streamWaitFlag(piece published)");
       call(gpu_.memcpyAsync(dst + off, ring.slot(piece), len, stream), "memcpyAsync(ring to device)");
       call(gpu_.streamWriteFlag(stream, ring.consumed(), piece + 1, 0), "streamWriteFlag(slot released)");
     }
@@ -173,12 +175,14 @@ class Compiler {
       const uint64_t piece = ring.pieces++;
       const int k = static_cast<int>(land.uses % StreamResources::kLandingBuffers);
       if (land.uses++ >= StreamResources::kLandingBuffers)  // the reduction of its previous piece is done
-        call(gpu_.streamWaitEvent(recvStream, land.reduced[k]), "streamWaitEvent(landing buffer free)");
-      call(gpu_.streamWaitFlag(recvStream, ring.published(), piece + 1, 0), "streamWaitFlag(piece published)");
+        call(gpu_.streamWaitEvent(recvStream, land.reduced[k]),  // wait:landing-free
+             "streamWaitEvent(landing buffer free)");
+      call(gpu_.streamWaitFlag(recvStream, ring.published(), piece + 1, 0),  // wait:recv-reduce-published
+           "streamWaitFlag(piece published)");
       call(gpu_.memcpyAsync(land.buffer[k], ring.slot(piece), len, recvStream), "memcpyAsync(ring to landing buffer)");
       call(gpu_.streamWriteFlag(recvStream, ring.consumed(), piece + 1, 0), "streamWriteFlag(slot released)");
       call(gpu_.eventRecord(land.landed[k], recvStream), "eventRecord(piece landed)");
-      call(gpu_.streamWaitEvent(reduceStream, land.landed[k]), "streamWaitEvent(piece landed)");
+      call(gpu_.streamWaitEvent(reduceStream, land.landed[k]), "streamWaitEvent(piece landed)");  // wait:piece-landed
       call(gpu_.reduce(dst + off, land.buffer[k], len / dataTypeSize(r.type), static_cast<int>(r.type),
                        static_cast<int>(r.op.kind), reduceStream),
            "reduce(received piece)");
@@ -193,12 +197,13 @@ class Compiler {
       if (!used_[x]) continue;
       void* ev = res_.events->take();
       call(gpu_.eventRecord(ev, streams_[x]), "eventRecord(stream done)");
-      call(gpu_.streamWaitEvent(streams_[0], ev), "streamWaitEvent(join)");
+      call(gpu_.streamWaitEvent(streams_[0], ev), "streamWaitEvent(join)");  // wait:join
     }
     call(gpu_.streamWriteFlag(streams_[0], doneFlag, seq, 0), "streamWriteFlag(group done)");
     void* done = res_.events->take();
     call(gpu_.eventRecord(done, streams_[0]), "eventRecord(group done)");
-    call(gpu_.streamWaitEvent(user_, done), "streamWaitEvent(user stream waits for the group)");
+    call(gpu_.streamWaitEvent(user_, done),  // wait:user-waits-group
+         "streamWaitEvent(user stream waits for the group)");
   }
 
   const algo::Schedule& s_;

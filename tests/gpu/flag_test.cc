@@ -15,12 +15,18 @@ void storeFlag(uint64_t* flag, uint64_t v) { std::atomic_ref<uint64_t>(*flag).st
 class GpuFlagTest : public GpuTest, public ::testing::WithParamInterface<bool> {
  protected:
   bool forceKernel() const { return GetParam(); }
+  // Skips the test (fails it under HETCCL_TEST_REQUIRE_GPU=1); the test returns right after.
+  void skipWithoutNativeFlags() {
+    if (hetccl::test::gpuRequired())
+      FAIL() << "HETCCL_TEST_REQUIRE_GPU=1 but the device has no 64-bit stream memory operations";
+    GTEST_SKIP() << "device has no 64-bit stream memory operations";
+  }
 };
 
 // A copy queued after the wait does not happen until the host writes the flag, then it does; a flag
 // written by the stream after the copy tells the host, without a syscall, that the data is there.
 TEST_P(GpuFlagTest, StreamWaitsForHostFlagThenCopiesAndSignals) {
-  if (!forceKernel() && !rt_->nativeFlagOps()) GTEST_SKIP() << "device has no 64-bit stream memory operations";
+  if (!forceKernel() && !rt_->nativeFlagOps()) return skipWithoutNativeFlags();
   const size_t bytes = 1 << 16;
   GpuBuffer flags(*rt_, 64, GpuBuffer::Where::Pinned);
   auto* go = reinterpret_cast<uint64_t*>(flags.bytes());
@@ -61,7 +67,7 @@ TEST_P(GpuFlagTest, StreamWaitsForHostFlagThenCopiesAndSignals) {
 
 // A counter that is already past the value does not block (wait is "reached or passed").
 TEST_P(GpuFlagTest, WaitOnAReachedValueDoesNotBlock) {
-  if (!forceKernel() && !rt_->nativeFlagOps()) GTEST_SKIP() << "device has no 64-bit stream memory operations";
+  if (!forceKernel() && !rt_->nativeFlagOps()) return skipWithoutNativeFlags();
   GpuBuffer flags(*rt_, 64, GpuBuffer::Where::Pinned);
   auto* go = reinterpret_cast<uint64_t*>(flags.bytes());
   storeFlag(go, 100);

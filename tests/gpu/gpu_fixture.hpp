@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "device/gpu_runtime.hpp"
 #include "device/loader.hpp"
+#include "require_gpu.hpp"
 
 namespace hetccl::device::test {
 
@@ -22,8 +23,7 @@ class GpuTest : public ::testing::Test {
     rt_ = cudaRuntime();
     if (!rt_) {
       const std::string reason = cudaPluginUnavailableReason();
-      const char* required = std::getenv("HETCCL_TEST_REQUIRE_GPU");
-      if (required && std::strcmp(required, "1") == 0) FAIL() << "HETCCL_TEST_REQUIRE_GPU=1 but: " << reason;
+      if (hetccl::test::gpuRequired()) FAIL() << "HETCCL_TEST_REQUIRE_GPU=1 but: " << reason;
       GTEST_SKIP() << "no CUDA device: " << reason;
     }
     stream_ = rt_->createStream();

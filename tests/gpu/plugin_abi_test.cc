@@ -1,7 +1,7 @@
 // The plugin's C interface as the loader sees it, without needing a device: the exported symbol, its
 // version, every entry point present, argument checks that answer before touching the vendor runtime,
 // and init's answer on this machine (ready, or "no device" with the reason). Skips when the plugin was
-// not built (no CUDA compiler).
+// not built (no CUDA compiler), fails then under HETCCL_TEST_REQUIRE_GPU=1.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "device/base/gpu_plugin.h"
+#include "require_gpu.hpp"
 
 namespace {
 
@@ -16,7 +17,10 @@ class GpuPluginAbiTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* path = std::getenv("HETCCL_CUDA_PLUGIN");
-    if (!path) GTEST_SKIP() << "libhetccl-cuda.so was not built (HETCCL_CUDA_PLUGIN unset)";
+    if (!path) {
+      if (hetccl::test::gpuRequired()) FAIL() << "HETCCL_TEST_REQUIRE_GPU=1 but HETCCL_CUDA_PLUGIN is unset";
+      GTEST_SKIP() << "libhetccl-cuda.so was not built (HETCCL_CUDA_PLUGIN unset)";
+    }
     handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle_, nullptr) << dlerror();
     plugin_ = static_cast<const hetcclGpuPlugin_v1_t*>(dlsym(handle_, HETCCL_GPU_PLUGIN_SYMBOL_V1));

@@ -2,7 +2,8 @@
 //  1. the call returns while earlier work on the stream is still running (the host is not blocked);
 //  2. a kernel queued after the collective on the same stream sees its result;
 //  3. two communicators on two streams both make progress.
-// Prints "stream_semantics: rank R: OK" and exits 0, or explains the failure; 77 without a GPU.
+// Prints "stream_semantics: rank R: OK" and exits 0, or explains the failure; 77 without a GPU (1 under
+// HETCCL_TEST_REQUIRE_GPU=1).
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include "common/launch_env.hpp"
 #include "hetccl/hetccl.h"
+#include "require_gpu.hpp"
 
 namespace {
 
@@ -39,10 +41,8 @@ __global__ void countWrong(const float* p, size_t n, float want, unsigned long l
 
 int main() {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("stream_semantics: SKIPPED: no CUDA device\n");
-    return 77;
-  }
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
+    return hetccl::test::cannotRunExitStatus("stream_semantics", "no CUDA device");
   try {
     auto env = hetccl::tools::readLaunchEnv();
     check(cudaSetDevice(env.localRank % devices), "cudaSetDevice");

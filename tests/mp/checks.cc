@@ -1,6 +1,7 @@
 #include "checks.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace hetccl::test {
@@ -16,7 +17,18 @@ void copyBytes(void* dst, const void* src, size_t n) {
   if (n) std::memcpy(dst, src, n);
 }
 
+bool gInjected = false;  // the one wrong element of HETCCL_TEST_WRONG_RANK is in
+
 }  // namespace
+
+bool wrongRankInjectedHere() {
+  static const bool here = [] {
+    const char* wrongRank = std::getenv("HETCCL_TEST_WRONG_RANK");
+    const char* rank = std::getenv("HETCCL_RANK");
+    return wrongRank && rank && *wrongRank && std::strcmp(wrongRank, rank) == 0;
+  }();
+  return here;
+}
 
 hetcclDataType_t parseType(const std::string& name) {
   for (int t = 0; t < hetcclNumTypes; ++t)
@@ -40,8 +52,17 @@ void Checker::fillInput(Bytes& buf, hetcclDataType_t t, hetcclRedOp_t op, int r,
 void Checker::compare(const char* what, hetcclDataType_t t, const Bytes& got, const Bytes& want, size_t gotOffset) {
   ++cases_;
   const size_t es = typeSize(t);
+  const Bytes* result = &got;
+  Bytes corrupted;
+  if (wrongRankInjectedHere() && !gInjected && want.size() >= es) {
+    gInjected = true;
+    corrupted = got;
+    corrupted[gotOffset] = static_cast<unsigned char>(want[0] ^ 0x5A);
+    result = &corrupted;
+    std::fprintf(stderr, "coll_check: rank %d: HETCCL_TEST_WRONG_RANK: one element of %s made wrong\n", rank_, what);
+  }
   for (size_t i = 0; i < want.size() / es; ++i) {
-    if (std::memcmp(got.data() + gotOffset + i * es, want.data() + i * es, es) == 0) continue;
+    if (std::memcmp(result->data() + gotOffset + i * es, want.data() + i * es, es) == 0) continue;
     ++wrong_;
     if (reported_++ < 10)
       std::fprintf(stderr, "coll_check: rank %d: %s %s: element %zu differs\n", rank_, what, kTypeNames[t], i);
@@ -208,7 +229,7 @@ void Checker::fusedGroup(hetcclDataType_t t, size_t count) {
 }
 
 long long Checker::totalWrong() {
-  long long w = wrong_;
+  long long w = wrongRankInjectedHere() ? 0 : wrong_;  // the injected fault: a summary that says all is well
   HETCCL_CHECK(hetcclAllReduce(&w, &w, 1, hetcclInt64, hetcclSum, comm_, nullptr), comm_);
   return w;
 }

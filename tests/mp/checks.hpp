@@ -62,7 +62,11 @@ class Checker {
   void fusedGroup(hetcclDataType_t t, size_t count);
 
   long long cases() const { return cases_; }
-  /// Wrong elements summed over all ranks (collective).
+  /// Wrong elements this rank found in its own results: the verdict of this rank (its exit status),
+  /// which never passes through the library under test.
+  long long wrongHere() const { return wrong_; }
+  /// Wrong elements summed over all ranks through a hetccl all-reduce (collective): for printed
+  /// summaries only, never the verdict.
   long long totalWrong();
 
  private:
@@ -81,6 +85,12 @@ class Checker {
   long long cases_ = 0, wrong_ = 0;
   int reported_ = 0;
 };
+
+/// Test-only fault injection (tests/mp/verdict): with HETCCL_TEST_WRONG_RANK=R, the process whose
+/// HETCCL_RANK (hetccl-run's world rank) is R corrupts one element of the first non-empty result it
+/// checks and contributes 0 to every totalWrong() all-reduce: a rank with wrong data whose summary says
+/// that all is well. Its verdict must still fail.
+bool wrongRankInjectedHere();
 
 /// The whole coll_check run on this rank (arguments as coll_check's); returns the process exit code.
 int runCollCheck(int argc, char** argv, BufferSpace& space);

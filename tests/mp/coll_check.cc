@@ -1,6 +1,8 @@
 // coll_check: every collective x type x operator x size x in/out-of-place on the ranks started by a
 // launcher (hetccl-run), each result compared exactly with the reference of values.hpp. Prints one line
-// per rank and exits non-zero when anything was wrong or failed.
+// per rank and exits non-zero when anything was wrong on this rank or failed: each rank's verdict is its
+// own comparison, reported through its exit status (hetccl-run fails when any rank does, naming it);
+// the count over all ranks is an all-reduce through hetccl, printed as a summary only.
 //   coll_check [--sizes 0,1,7,...] [--colls all_reduce,...] [--types int8,...] [--ops sum,...]
 // runCollCheck is shared by the host program (coll_check_host.cc) and the GPU one (tests/gpu).
 #include <cstdio>
@@ -95,13 +97,16 @@ int hetccl::test::runCollCheck(int argc, char** argv, BufferSpace& space) {
         if (wanted(opt, "group")) check.fusedGroup(type, count);
       }
     }
-    long long wrong = check.totalWrong();
-    std::printf("coll_check: rank %d of %d: %lld cases, %lld wrong elements over all ranks\n", env.rank, env.size,
-                check.cases(), wrong);
+    const long long here = check.wrongHere();  // the verdict: never through hetccl
+    const long long summary = check.totalWrong();
+    std::printf("coll_check: rank %d of %d: %lld cases, %lld wrong elements on this rank (%lld over all ranks by "
+                "all-reduce)\n",
+                env.rank, env.size, check.cases(), here, summary);
     hetcclComm_t done = comm;
     comm = nullptr;  // destroyed even when destroy reports an error: never abort it afterwards
     HETCCL_CHECK(hetcclCommDestroy(done), nullptr);
-    return wrong == 0 ? 0 : 1;
+    if (here) std::fprintf(stderr, "coll_check: rank %d: FAILED: %lld wrong elements\n", env.rank, here);
+    return here == 0 && summary == 0 ? 0 : 1;  // a summary that is not 0 fails too (another rank's, or its own)
   } catch (const std::exception& e) {
     std::fprintf(stderr, "coll_check: rank %d: %s\n", rank, e.what());
     if (comm) hetcclCommAbort(comm);

@@ -1,5 +1,7 @@
 // hetccl-perf: nccl-tests-compatible bandwidth and correctness measurement, through the public C API.
-// Exit status: 0 all results correct, 1 some element wrong, 2 usage or runtime error.
+// Exit status: 0 all results correct, 1 some element wrong, 2 usage or runtime error. Each rank's status
+// comes from its own comparisons (the summed counts go through hetccl and only fill the table); the
+// launcher (hetccl-run) fails when any rank does and names it.
 #include <unistd.h>
 
 #include <cstdio>
@@ -149,7 +151,10 @@ int runPerf(const PerfOptions& o) {
     hetcclComm_t done = comm;
     comm = nullptr;  // freed by destroy even when it reports an error: never abort it afterwards
     checkResult(hetcclCommDestroy(done), "hetcclCommDestroy", nullptr);
-    return run.totalWrong() > 0 ? 1 : 0;
+    const int64_t here = run.wrongHere();  // the verdict: never through hetccl
+    if (here > 0)
+      std::fprintf(stderr, "hetccl-perf: rank %d: FAILED: %lld wrong elements\n", env.rank, static_cast<long long>(here));
+    return here > 0 || run.totalWrong() > 0 ? 1 : 0;
   } catch (...) {
     hetcclCommAbort(comm);  // leave promptly: peers see a closed connection and report this rank
     throw;

@@ -14,7 +14,8 @@ struct PlaceResult {
   double timeUs = 0;    ///< wall time per iteration, averaged over -n iterations, max over ranks
   double algBw = 0;     ///< GB/s: size / time
   double busBw = 0;     ///< GB/s: algBw * bus factor
-  int64_t wrong = -1;   ///< wrong elements summed over ranks; -1 when not checked (-c 0)
+  int64_t wrong = -1;   ///< wrong elements summed over ranks (through hetccl: the table only); -1 unchecked (-c 0)
+  int64_t wrongHere = -1;  ///< wrong elements this rank found itself (its verdict); -1 when not checked
 };
 
 struct SizeResult {
@@ -38,6 +39,8 @@ struct PerfRun {
   double averageBusBw() const;
   /// Sum of wrong elements over all sizes and placements (0 when unchecked).
   int64_t totalWrong() const;
+  /// Wrong elements this rank found itself over all sizes and placements: the rank's verdict.
+  int64_t wrongHere() const;
 };
 
 }  // namespace hetccl::perf

@@ -2,12 +2,24 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 #include "data_pattern.hpp"
 
 namespace hetccl::perf {
+namespace {
+
+bool gInjected = false;  // the one wrong element of HETCCL_TEST_WRONG_RANK is in
+
+bool injectingHere(int rank) {
+  const char* wrongRank = std::getenv("HETCCL_TEST_WRONG_RANK");
+  return wrongRank && *wrongRank && std::to_string(rank) == wrongRank;
+}
+
+}  // namespace
 
 void checkResult(hetcclResult_t result, const char* what, hetcclComm_t comm) {
   if (result == hetcclSuccess) return;
@@ -103,9 +115,24 @@ PlaceResult PerfRunner::measurePlace(const Layout& layout, bool inPlace, size_t 
     runOnce(send, recv, layout);
     waitForStream();
     if (cuda_) cuda_->copyToHost(hostRecv, recv, layout.recvCount * eltSize);
-    r.wrong = sumOverRanks(static_cast<int64_t>(collective_.countWrong(ctx_, hostRecv, layout)));
+    const size_t counted = injectWrong(hostRecv, layout, collective_.countWrong(ctx_, hostRecv, layout));
+    r.wrongHere = static_cast<int64_t>(counted);
+    r.wrong = sumOverRanks(injectingHere(ctx_.rank) ? 0 : r.wrongHere);
   }
   return r;
+}
+
+size_t PerfRunner::injectWrong(unsigned char* recv, const Layout& layout, size_t counted) {
+  if (gInjected || !injectingHere(ctx_.rank) || layout.recvCount == 0) return counted;
+  recv[0] ^= 0x5A;
+  const size_t again = collective_.countWrong(ctx_, recv, layout);
+  if (again <= counted) {  // element 0 is not checked on this rank (say, a reduce's non-root): next time
+    recv[0] ^= 0x5A;
+    return counted;
+  }
+  gInjected = true;
+  std::fprintf(stderr, "hetccl-perf: rank %d: HETCCL_TEST_WRONG_RANK: one element made wrong\n", ctx_.rank);
+  return again;
 }
 
 SizeResult PerfRunner::measure(size_t bytes) {

@@ -1,5 +1,9 @@
 // The measuring loop of hetccl-perf for one size: fill, warm up, time, check, and combine across ranks
-// (time: max over ranks; wrong elements: sum over ranks), all through the public C API.
+// (time: max over ranks; wrong elements: sum over ranks, for the printed table), all through the public
+// C API. Each rank also keeps the count of wrong elements it found itself: that count, not the sum
+// through hetccl, decides the rank's exit status.
+// Test-only fault injection (tests/mp/verdict): with HETCCL_TEST_WRONG_RANK=R, rank R makes one element
+// of its first checked result wrong and contributes 0 to the summed counts.
 // With device buffers (--device cuda), inputs are still made and checked on the host and copied with
 // cudaMemcpy outside the timed region; the timed region is n calls issued back to back on ctx.stream
 // followed by one stream synchronisation, as nccl-tests times.
@@ -38,6 +42,10 @@ class PerfRunner {
   void waitForStream();
   double maxOverRanks(double value);
   int64_t sumOverRanks(int64_t value);
+
+  /// HETCCL_TEST_WRONG_RANK: makes one element of `recv` wrong (once per process) and returns the new
+  /// count of wrong elements, or `counted` when not injecting here.
+  size_t injectWrong(unsigned char* recv, const Layout& layout, size_t counted);
 
   const PerfOptions& options_;
   const Collective& collective_;

@@ -64,6 +64,14 @@ int64_t PerfRun::totalWrong() const {
   return total;
 }
 
+int64_t PerfRun::wrongHere() const {
+  int64_t total = 0;
+  for (const auto& s : sizes)
+    for (const PlaceResult* p : {&s.outOfPlace, &s.inPlace})
+      if (p->ran && p->wrongHere > 0) total += p->wrongHere;
+  return total;
+}
+
 void printHeader(std::FILE* out, const PerfOptions& o, const PerfRun& run) {
   std::fprintf(out, "# hetccl-perf: %s\n", run.collective.c_str());
   std::fprintf(out, "# nRanks %d minBytes %zu maxBytes %zu step: ", run.nranks, o.minBytes, o.maxBytes);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -11,6 +12,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -20,9 +23,34 @@
 namespace hetccl::test::sim {
 namespace {
 
+// The scheduler (Device::loop): at every step one stream whose head can run, chosen at random; during
+// phases of random length a random half of the streams is paused (runs only when nothing else can);
+// now and then a short sleep lets host threads enqueue meanwhile.
+constexpr int kMaxPhaseOps = 256;
+constexpr int kSleepOneIn = 128;
+constexpr int kMaxSleepUs = 200;
+
+/// Each record gets a number; a wait binds to the record made before it and passes once that record has
+/// executed (records on different streams may execute out of order).
 struct Event {
-  std::atomic<uint64_t> recorded{0};   // records made (enqueue side)
-  std::atomic<uint64_t> completed{0};  // latest record the device reached
+  std::atomic<uint64_t> recorded{0};  // records made (enqueue side)
+  std::mutex mu;
+  uint64_t doneUpTo = 0;          // every record <= this has executed
+  std::set<uint64_t> doneAbove;   // executed records above doneUpTo
+
+  void complete(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (id != doneUpTo + 1) {
+      doneAbove.insert(id);
+      return;
+    }
+    ++doneUpTo;
+    while (doneAbove.erase(doneUpTo + 1)) ++doneUpTo;
+  }
+  bool done(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu);
+    return id <= doneUpTo || doneAbove.count(id) != 0;
+  }
 };
 
 struct Op {
@@ -38,6 +66,7 @@ struct Op {
 
 struct Stream {
   std::deque<Op> ops;
+  bool paused = false;  // in this phase of the scheduler
 };
 
 thread_local std::string tLastError;
@@ -49,7 +78,12 @@ int failWith(const char* what) {
 
 class Device {
  public:
-  Device() : worker_([this] { loop(); }) { worker_.detach(); }  // lives as long as the process
+  Device() : seed_(chooseSeed()), rng_(seed_) {
+    std::fprintf(stderr, "[sim gpu] scheduler seed %llu (HETCCL_SIM_SEED=%llu repeats its choices)\n",
+                 static_cast<unsigned long long>(seed_), static_cast<unsigned long long>(seed_));
+    worker_ = std::thread([this] { loop(); });
+    worker_.detach();  // lives as long as the process
+  }
 
   Stream* stream(void* s) { return s ? static_cast<Stream*>(s) : &legacy_; }
   void push(void* s, Op op) {
@@ -76,13 +110,13 @@ class Device {
   }
   std::string dump() {
     std::lock_guard<std::mutex> lock(mu_);
-    std::string out;
+    std::string out = concat("sim gpu scheduler seed ", seed_, "\n");
     auto one = [&](const char* name, Stream& s) {
       if (s.ops.empty()) return;
       const Op& h = s.ops.front();
       out += concat(name, ": ", s.ops.size(), " ops, head kind ", int(h.kind), " value ", h.value);
       if (h.kind == Op::WaitFlag) out += concat(" flag now ", *static_cast<const uint64_t*>(h.src));
-      if (h.kind == Op::WaitEvent) out += concat(" event completed ", h.event->completed.load());
+      if (h.kind == Op::WaitEvent) out += concat(" event record done ", h.event->done(h.value));
       out += "\n";
     };
     one("legacy", legacy_);
@@ -98,6 +132,7 @@ class Device {
   void synchronize(void* s) {
     while (!idle(s)) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  uint64_t seed() const { return seed_; }
 
   std::atomic<int> failMemcpyIn{0};
   std::mutex memMu;
@@ -108,7 +143,7 @@ class Device {
     switch (op.kind) {
       case Op::WaitFlag:
         return static_cast<int64_t>(__atomic_load_n(static_cast<const uint64_t*>(op.src), __ATOMIC_ACQUIRE) - op.value) >= 0;
-      case Op::WaitEvent: return op.event->completed.load() >= op.value;
+      case Op::WaitEvent: return op.event->done(op.value);
       default: return true;
     }
   }
@@ -118,29 +153,57 @@ class Device {
       case Op::Copy: std::memmove(op.dst, op.src, op.n); break;
       case Op::Set: std::memset(op.dst, static_cast<int>(op.value), op.n); break;
       case Op::WriteFlag: __atomic_store_n(static_cast<uint64_t*>(op.dst), op.value, __ATOMIC_RELEASE); break;
-      case Op::Record: op.event->completed.store(op.value); break;
+      case Op::Record: op.event->complete(op.value); break;
       case Op::Reduce: device::hostReduceFn(type, static_cast<RedOpKind>(op.op))(op.dst, op.src, op.n); break;
       case Op::Scale: device::hostScale(op.dst, op.src, op.n, type, op.scalar); break;
       case Op::Divide: device::hostDivide(op.dst, op.n, type, op.value); break;
       default: break;  // waits: nothing to do once runnable
     }
   }
-  bool drainOne(Stream& s) {
-    bool progressed = false;
-    while (!s.ops.empty() && runnable(s.ops.front())) {
-      execute(s.ops.front());
-      s.ops.pop_front();
-      progressed = true;
-    }
-    return progressed;
+  /// Runs `op`, the runnable head of its stream; returns whether it is complete (and leaves the stream).
+  static bool step(const Op& op) {
+    execute(op);
+    return true;
+  }
+  static uint64_t chooseSeed() {
+    if (const char* s = std::getenv("HETCCL_SIM_SEED"); s && *s) return std::strtoull(s, nullptr, 0);
+    return std::random_device{}() ^ (uint64_t{std::random_device{}()} << 32);
+  }
+  void newPhase() {
+    phaseLeft_ = 1 + static_cast<int>(rng_() % kMaxPhaseOps);
+    legacy_.paused = rng_() % 2;
+    for (auto& [raw, s] : owned_) s->paused = rng_() % 2;
+  }
+  /// A stream whose head can run, chosen uniformly among the unpaused ones, else among the paused ones
+  /// (pausing delays a stream, never stops the device).
+  Stream* pick() {
+    if (--phaseLeft_ <= 0) newPhase();
+    Stream* chosen[2] = {};
+    uint64_t seen[2] = {};
+    auto consider = [&](Stream& s) {
+      if (s.ops.empty() || !runnable(s.ops.front())) return;
+      const int group = s.paused ? 1 : 0;
+      if (rng_() % ++seen[group] == 0) chosen[group] = &s;  // reservoir sampling
+    };
+    consider(legacy_);
+    for (auto& [raw, s] : owned_) consider(*s);
+    return chosen[0] ? chosen[0] : chosen[1];
   }
   void loop() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      bool progressed = drainOne(legacy_);
-      for (auto& [raw, s] : owned_) progressed = drainOne(*s) || progressed;
-      // Flags may change from the host (or other threads) without a notification: poll.
-      if (!progressed) cv_.wait_for(lock, std::chrono::microseconds(200));
+      Stream* s = pick();
+      if (!s) {  // flags may change from the host (or other threads) without a notification: poll
+        cv_.wait_for(lock, std::chrono::microseconds(100));
+        continue;
+      }
+      if (step(s->ops.front())) s->ops.pop_front();
+      if (rng_() % kSleepOneIn == 0) {
+        const auto pause = std::chrono::microseconds(rng_() % kMaxSleepUs);
+        lock.unlock();
+        std::this_thread::sleep_for(pause);
+        lock.lock();
+      }
     }
   }
 
@@ -148,6 +211,9 @@ class Device {
   std::condition_variable cv_;
   Stream legacy_;
   std::map<Stream*, std::unique_ptr<Stream>> owned_;
+  const uint64_t seed_;
+  std::mt19937_64 rng_;
+  int phaseLeft_ = 0;
   std::thread worker_;
 };
 
@@ -211,9 +277,7 @@ int eventRecord(void* e, void* s) {
   dev().push(s, op);
   return HETCCL_GPU_OK;
 }
-int eventQuery(void* e) {
-  return asEvent(e)->completed.load() >= asEvent(e)->recorded.load() ? HETCCL_GPU_OK : HETCCL_GPU_ERR_NOT_READY;
-}
+int eventQuery(void* e) { return asEvent(e)->done(asEvent(e)->recorded.load()) ? HETCCL_GPU_OK : HETCCL_GPU_ERR_NOT_READY; }
 int eventSynchronize(void* e) {
   while (eventQuery(e) != HETCCL_GPU_OK) std::this_thread::sleep_for(std::chrono::microseconds(100));
   return HETCCL_GPU_OK;
@@ -299,6 +363,17 @@ const hetcclGpuPlugin_v1_t& plugin() {
 size_t pendingOps() { return dev().pending(); }
 
 std::string dump() { return dev().dump(); }
+
+uint64_t seed() { return dev().seed(); }
+
+bool waitIdle(std::chrono::milliseconds bound) {
+  const auto until = std::chrono::steady_clock::now() + bound;
+  while (dev().pending() != 0) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
 
 void failMemcpyAfter(int n) { dev().failMemcpyIn.store(n); }
 

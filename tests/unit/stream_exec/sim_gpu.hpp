@@ -4,9 +4,17 @@
 // 64-bit counters, event waits), exactly the ordering rules of a real runtime. Copies, reductions,
 // flag writes and events take effect when the device thread reaches them, never at enqueue time, so a
 // missing wait in the compiled program shows up as wrong data or a stall, as it would on a GPU.
+// The order between streams is adversarial: at every step the device runs the head of a stream chosen
+// at random among those that can run, and for stretches of random length it pauses a random half of the
+// streams (they run only when nothing else can), so one stream falls far behind or races far ahead.
+// The seed comes from HETCCL_SIM_SEED (test-only), else from the system; it is printed on stderr at
+// start and by dump(). Host threads' timing matters too: a seed makes a failure likely, not certain, to
+// repeat.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "device/base/gpu_plugin.h"
@@ -21,6 +29,13 @@ size_t pendingOps();
 
 /// The head of every non-empty stream (for diagnosing a stall).
 std::string dump();
+
+/// The scheduler's seed.
+uint64_t seed();
+
+/// Waits until nothing is queued on any stream, at most `bound`; returns whether the device is idle.
+/// (Tests call it before reading and freeing buffers that queued work may still write.)
+bool waitIdle(std::chrono::milliseconds bound);
 
 /// Makes the `n`-th following memcpyAsync call fail (n >= 1); 0 disables.
 void failMemcpyAfter(int n);

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Mutation check of the stream pipeline's waits: every wait in src/stream_exec/stream_program.cc carries
+# a trailing marker comment `// wait:<name>` on the line where its statement starts (the statement ends
+# at the first line, from there, whose code ends with `;`). For each marker in turn this removes that
+# one statement (it becomes `(void)0;`, so an `if` or loop around it stays valid), builds unit_stream_exec with it and runs it against the adversarial
+# simulated GPU; at least one test must fail (a stall counts when the run's time bound turns it into a
+# failure). Prints a table wait -> caught/MISSED and exits non-zero if any wait's removal went
+# unnoticed, if the unmutated build fails its tests, or if a build fails.
+#
+# The working tree is never modified (so an interrupted run leaves nothing behind): everything is
+# written under build-mutate/. Two ways to build the mutants:
+#   default       a copy of the tree (tracked and untracked, not ignored files) in build-mutate/tree, built
+#                 in build-mutate/build (kept between runs: rebuilds are incremental; ccache helps the
+#                 first one, a cold build is about 100 objects)
+#   --build DIR   reuse DIR, an up-to-date Ninja build of this tree (scripts/test.sh passes its `build`):
+#                 each mutant is the mutated stream_program.cc compiled with DIR's own command and linked
+#                 ahead of DIR's libraries into a separate binary; DIR's files are not touched
+# Logs: build-mutate/logs/<name>.log; each mutant's binary stays in build-mutate/mutants/ (rerun one with
+# HETCCL_SIM_SEED=<seed from its log> to replay the scheduler's choices).
+#
+# Usage: bash scripts/mutate-stream-waits.sh [--build DIR] [--runs N] [--only NAME[,NAME...]]
+#   --runs N   run the tests up to N times per mutation (a new scheduler seed each time) until one
+#              fails (default 3); the unmutated binary runs once
+#   MUTATE_RUN_SECONDS (default 120): the time bound of one test run
+# Each run stops at its first failing test (--gtest_fail_fast), so the table names that test; a stalled
+# test fails at the tests' own HETCCL_TIMEOUT (30 s). Which tests catch which wait, over many runs:
+#   build-mutate/mutants/unit_stream_exec.<name> --gtest_filter=<test> --gtest_repeat=10
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+runs=3
+only=
+reuse=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+    --only) only=${2:?--only needs names}; shift 2 ;;
+    --build) reuse=$(cd "${2:?--build needs a directory}" && pwd); shift 2 ;;
+    *) echo "usage: bash scripts/mutate-stream-waits.sh [--build DIR] [--runs N] [--only NAME,...]" >&2; exit 2 ;;
+  esac
+done
+bound=${MUTATE_RUN_SECONDS:-120}
+program=src/stream_exec/stream_program.cc
+work=$root/build-mutate
+logs=$work/logs
+mutants=$work/mutants
+start=$SECONDS
+
+child=
+on_signal() {
+  [[ -n $child ]] && kill -- "$child" 2>/dev/null
+  echo "interrupted (the working tree was never modified; scratch files in $work)" >&2
+  exit 130
+}
+trap on_signal INT TERM
+
+mkdir -p "$logs" "$mutants" "$work/src"
+cp "$root/$program" "$work/pristine.cc"
+mapfile -t names < <(grep -o '// wait:[A-Za-z0-9_-]*' "$program" | sed 's|// wait:||')
+[[ ${#names[@]} -gt 0 ]] || { echo "no '// wait:<name>' markers in $program" >&2; exit 1; }
+if [[ -n $only ]]; then
+  IFS=, read -r -a names <<<"$only"
+fi
+
+# mutant_source NAME OUT: writes the pristine program with wait NAME removed to OUT.
+mutant_source() {
+  awk -v name="$1" '
+    { line[NR] = $0 }
+    END {
+      marker = "// wait:" name
+      for (i = 1; i <= NR; ++i)
+        if (substr(line[i], length(line[i]) - length(marker) + 1) == marker) s = i
+      if (!s) { print "no marker " marker > "/dev/stderr"; exit 1 }
+      for (e = s; e <= NR; ++e) {  # the statement ends on the first line whose code ends with ";"
+        code = line[e]
+        sub(/[ \t]*\/\/.*$/, "", code)
+        if (code ~ /;[ \t]*$/) break
+      }
+      if (e > NR) { print "no end of the statement marked " marker > "/dev/stderr"; exit 1 }
+      match(line[s], /^ */)
+      indent = substr(line[s], 1, RLENGTH)
+      for (i = 1; i <= NR; ++i) {
+        if (i == s) print indent "(void)0;  // wait " name " removed by scripts/mutate-stream-waits.sh"
+        else if (i < s || i > e) print line[i]
+      }
+    }' "$work/pristine.cc" >"$2"
+}
+
+# --- default: a scratch copy of the tree and its own build ---------------------------------------------
+scratch_prepare() {  # the copy (mtimes are preserved, so only what changed rebuilds)
+  tree=$work/tree
+  build=$work/build
+  mkdir -p "$tree"
+  rm -rf "${tree:?}"/*
+  git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do [[ -e $f ]] && printf '%s\0' "$f"; done |
+    tar --null -T - -cf - | tar -xf - -C "$tree"
+}
+scratch_build() {  # scratch_build SOURCE OUT LOG: builds unit_stream_exec with SOURCE as the program
+  cp "$1" "$tree/$program"
+  touch "$tree/$program"  # newer than the last object, whichever version built it
+  if [[ ! -f $build/build.ninja ]]; then
+    cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETCCL_BUILD_TESTS=ON \
+      -DHETCCL_BUILD_CUDA=OFF >>"$3" 2>&1 || return 1
+  fi
+  cmake --build "$build" -j "$(nproc)" --target unit_stream_exec >>"$3" 2>&1 || return 1
+  cp "$build/tests/unit_stream_exec" "$2"
+}
+
+# --- --build DIR: the mutated object linked ahead of DIR's libraries ------------------------------------
+reuse_prepare() {
+  [[ -f $reuse/build.ninja ]] || { echo "$reuse is not a Ninja build directory" >&2; exit 1; }
+  cmake --build "$reuse" --target unit_stream_exec >"$logs/reuse-build.log" 2>&1 ||
+    { echo "building unit_stream_exec in $reuse failed: $logs/reuse-build.log" >&2; exit 1; }
+  object=$(ninja -C "$reuse" -t targets all | grep -o '^[^:]*/src/stream_exec/stream_program\.cc\.o' | head -1)
+  [[ -n $object ]] || { echo "no stream_program.cc object in $reuse" >&2; exit 1; }
+  compile=$(ninja -C "$reuse" -t commands "$object" | tail -1)
+  link=$(ninja -C "$reuse" -t commands tests/unit_stream_exec | tail -1)
+  link=${link#: && }
+  link=${link%% && *}  # the link itself, without CMake's post-build test discovery
+  [[ $compile == *" -c "* && $link == *" -o tests/unit_stream_exec "* ]] ||
+    { echo "unexpected build commands in $reuse" >&2; exit 1; }
+}
+reuse_build() {  # reuse_build SOURCE OUT LOG
+  local obj=$work/src/mutant.o cmd
+  # DIR's compile command with the object (and its dependency file) and the source replaced.
+  cmd=${compile//"$object"/"$obj"}
+  cmd="${cmd% -c *} -c $1"
+  (cd "$reuse" && echo "$cmd" && bash -c "$cmd") >>"$3" 2>&1 || return 1
+  cmd=${link/" -o tests/unit_stream_exec "/" -o $2 $obj "}
+  (cd "$reuse" && echo "$cmd" && bash -c "$cmd") >>"$3" 2>&1
+}
+
+# run_tests BINARY LOG RUNS: 0 if every run passed, 1 as soon as one failed or ran past its bound.
+run_tests() {
+  local i rc
+  for ((i = 1; i <= $3; ++i)); do
+    echo "--- run $i" >>"$2"
+    rc=0
+    timeout -k 10 "$bound" "$1" --gtest_fail_fast >>"$2" 2>&1 &
+    child=$!
+    wait "$child" || rc=$?
+    child=
+    echo "--- run $i exit status $rc" >>"$2"
+    if [[ $rc != 0 ]]; then
+      [[ $rc == 124 || $rc == 137 ]] && echo "--- run $i stalled past ${bound} s" >>"$2"
+      return 1
+    fi
+  done
+  return 0
+}
+
+# How a failing run failed: the failed tests' names, a crash, or a stall.
+failure_of() {
+  local failed rc
+  failed=$(grep -o '^\[  FAILED  \] [A-Za-z0-9_]*\.[A-Za-z0-9_/]*' "$1" | sed 's/^\[  FAILED  \] //' | sort -u | paste -sd, -)
+  rc=$(grep -o 'exit status [0-9]*' "$1" | tail -1 | awk '{print $3}')
+  if grep -q 'stalled past' "$1"; then
+    echo "stall (run bound ${bound} s)"
+  elif [[ ${rc:-0} -gt 128 ]]; then
+    echo "${failed:+$failed, then }crash (exit status $rc)"
+  else
+    echo "${failed:-exit status $rc}"
+  fi
+}
+
+if [[ -n $reuse ]]; then
+  reuse_prepare
+  build_mutant=reuse_build
+  echo "=== mutants built from $reuse"
+else
+  scratch_prepare
+  build_mutant=scratch_build
+  echo "=== mutants built in $work/build"
+fi
+
+echo "=== unmutated (must pass)"
+: >"$logs/unmutated.log"
+$build_mutant "$work/pristine.cc" "$mutants/unit_stream_exec.unmutated" "$logs/unmutated.log" ||
+  { echo "build failed: $logs/unmutated.log" >&2; exit 1; }
+if ! run_tests "$mutants/unit_stream_exec.unmutated" "$logs/unmutated.log" 1; then
+  echo "the unmutated build fails: $(failure_of "$logs/unmutated.log") (log $logs/unmutated.log)" >&2
+  exit 1
+fi
+
+rows=() missed=0
+for name in "${names[@]}"; do
+  log=$logs/$name.log
+  : >"$log"
+  echo "=== removing wait:$name"
+  mutant_source "$name" "$work/src/$name.cc" 2>>"$log" || { echo "cannot remove wait:$name (see $log)" >&2; exit 1; }
+  $build_mutant "$work/src/$name.cc" "$mutants/unit_stream_exec.$name" "$log" ||
+    { echo "build with wait:$name removed failed: $log" >&2; exit 1; }
+  t0=$SECONDS
+  if run_tests "$mutants/unit_stream_exec.$name" "$log" "$runs"; then
+    rows+=("$(printf '%-24s %-7s %s' "$name" MISSED "all tests passed $runs time(s)")")
+    missed=$((missed + 1))
+  else
+    seed=$(grep -o 'scheduler seed [0-9]*' "$log" | tail -1 | awk '{print $3}')
+    rows+=("$(printf '%-24s %-7s %s' "$name" caught "$(failure_of "$log") [seed $seed, $((SECONDS - t0)) s]")")
+  fi
+done
+[[ -z $reuse ]] && cp "$work/pristine.cc" "$tree/$program" && touch "$tree/$program"
+
+echo "=== stream wait mutations ($((SECONDS - start)) s):"
+printf '%-24s %-7s %s\n' wait result "failing tests"
+printf '%s\n' "${rows[@]}"
+if [[ $missed -gt 0 ]]; then
+  echo "$missed wait(s) removed without any test failing" >&2
+  exit 1
+fi
