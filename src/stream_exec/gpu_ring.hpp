@@ -6,13 +6,19 @@
 // GPUs: the same ring joins an NVIDIA and an AMD GPU.
 //
 // Layout (offsets multiples of 64; slots start on a 4 KiB page):
-//   GpuRingHeader   magic/version/geometry/identity, then two counters on their own cache lines:
+//   GpuRingHeader   magic/version/geometry/identity, then on their own cache lines:
 //     published    pieces the sender's stream has finished copying in (written by the sender's GPU)
 //     consumed     pieces the receiver's stream has finished copying out (written by the receiver's GPU)
+//     report       the first call-stamp mismatch the receiver's stream found (HETCCL_GPU_OP_STAMP_CHECK:
+//                  state, the stamp found, the stamp expected); both ranks' monitors read it
+//   stamps[slots]  64 bytes per slot: the call stamp of the piece in the slot (gpu_stamp.hpp)
 //   slots[slots][slotBytes]
-// Piece i lives in slot i % slots. The sender may fill piece i once consumed >= i + 1 - slots; the
-// receiver may read it once published >= i + 1. Both counters only grow (GEQ waits), so they never need
-// resetting; the two ends count pieces identically because both compile the same schedule.
+// Counters count pieces and only grow. Every group of a rank's device calls uses a ring from a base
+// count that is a multiple of `slots` (per-ring base counters on the device, advanced by the streams at
+// the end of each group: stream_program.hpp), so the k-th piece of a group always lives in slot
+// k % slots, whatever ran before. The sender may fill piece base+k once consumed >= base+k+1-slots; the
+// receiver may read it once published >= base+k+1. Both ends count pieces identically because both
+// compile the same schedule.
 #pragma once
 
 #include <atomic>
@@ -28,7 +34,8 @@
 namespace hetccl::stream_exec {
 
 inline constexpr uint64_t kGpuRingMagic = 0x4753'6c63'6374'6568ull;  // "hetcclSG"
-inline constexpr uint32_t kGpuRingVersion = 1;
+inline constexpr uint32_t kGpuRingVersion = 2;
+inline constexpr size_t kGpuStampBytes = 64;  ///< per slot, of which the stamp uses 32
 
 struct alignas(64) GpuRingHeader {
   std::atomic<uint64_t> magic;  ///< kGpuRingMagic once initialised (stored last, release)
@@ -40,31 +47,42 @@ struct alignas(64) GpuRingHeader {
   int32_t toRank;
   alignas(64) uint64_t published;
   alignas(64) uint64_t consumed;
+  alignas(64) uint64_t report[HETCCL_GPU_REPORT_WORDS];
 };
 
 /// One direction between this rank and a peer, mapped and registered. Move-only (via unique_ptr).
+/// Host addresses are for copies and the host; `dev*` addresses are what kernels use (devicePointer()).
 class GpuRing {
  public:
   /// `segment` holds an initialised ring; registers it with `gpu` (throws on failure).
-  GpuRing(transport::shm::ShmSegment segment, const hetcclGpuPlugin_v1_t& gpu);
+  GpuRing(transport::shm::ShmSegment segment, const hetcclGpuPlugin_t& gpu);
   ~GpuRing();
   GpuRing(const GpuRing&) = delete;
   GpuRing& operator=(const GpuRing&) = delete;
 
   uint32_t slots() const { return header()->slots; }
   uint64_t slotBytes() const { return header()->slotBytes; }
-  char* slot(uint64_t piece) const { return data_ + (piece % slots()) * slotBytes(); }
-  uint64_t* published() const { return &header()->published; }
-  uint64_t* consumed() const { return &header()->consumed; }
+  /// Slot of the k-th piece of a group.
+  char* slot(uint64_t k) const { return data_ + (k % slots()) * slotBytes(); }
+  uint64_t* devStamp(uint64_t k) const { return offsetDev(stampOffset() + (k % slots()) * kGpuStampBytes); }
+  uint64_t* devPublished() const { return offsetDev(offsetof(GpuRingHeader, published)); }
+  uint64_t* devConsumed() const { return offsetDev(offsetof(GpuRingHeader, consumed)); }
+  uint64_t* devReport() const { return offsetDev(offsetof(GpuRingHeader, report)); }
+  /// Host views of the counters and of the mismatch report (read by the monitor).
+  const uint64_t* published() const { return &header()->published; }
+  const uint64_t* consumed() const { return &header()->consumed; }
+  const uint64_t* report() const { return header()->report; }
 
-  /// Pieces this rank's streams have been given on this ring so far (counted at enqueue time).
-  uint64_t pieces = 0;
+  /// Where the per-slot stamps start in the segment.
+  static size_t stampOffset();
 
  private:
   GpuRingHeader* header() const { return static_cast<GpuRingHeader*>(segment_.data()); }
+  uint64_t* offsetDev(size_t offset) const { return reinterpret_cast<uint64_t*>(dev_ + offset); }
   transport::shm::ShmSegment segment_;
-  const hetcclGpuPlugin_v1_t& gpu_;
+  const hetcclGpuPlugin_t& gpu_;
   char* data_ = nullptr;
+  char* dev_ = nullptr;  // the segment's address for kernels
 };
 
 /// Both directions to every other rank (all on this host). Built collectively over `boot`.
@@ -74,7 +92,7 @@ struct GpuRingSet {
 
   /// Every rank creates its outgoing rings (`slots` x `slotBytes`), then maps its incoming ones (the
   /// names are unlinked as soon as both ends hold them). Throws naming the peer on failure.
-  static GpuRingSet build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_v1_t& gpu, uint32_t slots,
+  static GpuRingSet build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_t& gpu, uint32_t slots,
                           uint64_t slotBytes);
 };
 

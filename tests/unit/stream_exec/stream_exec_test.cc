@@ -14,6 +14,7 @@
 #include "bootstrap_harness.hpp"
 #include "core/error.hpp"
 #include "sim_gpu.hpp"
+#include "sim_world.hpp"
 #include "stream_exec/stream_executor.hpp"
 #include "unit/algo/collective_case.hpp"
 
@@ -21,68 +22,10 @@ namespace hetccl::stream_exec {
 namespace {
 
 using algo::CollKind;
-using bootstrap::createUniqueId;
-using bootstrap::testing::joinAll;
-using bootstrap::testing::JoinResult;
 using bootstrap::testing::ScopedEnv;
 using test::CollCase;
 using test::Layout;
-
-/// N ranks, each with a StreamExecutor on the simulated GPU.
-class SimWorld {
- public:
-  explicit SimWorld(const Layout& layout, std::function<void()> checkFailure = [] {}) : layout_(layout) {
-    const int n = static_cast<int>(layout.domainOf.size());
-    ranks_ = joinAll(createUniqueId(), n);
-    for (int r = 0; r < n; ++r)
-      if (!ranks_[r].bootstrap) throw std::runtime_error(concat("rank ", r, " did not join: ", ranks_[r].error));
-    exec_.resize(n);
-    userStream_.resize(n);  // each process has its own (the null stream is per process too)
-    for (int r = 0; r < n; ++r) test::sim::plugin().streamCreate(&userStream_[r]);
-    failures_.resize(n);
-    aborted_ = std::make_unique<std::atomic<bool>[]>(n);
-    bootstrap::testing::onEveryRank(ranks_, [&](int r, bootstrap::Bootstrap& boot) {
-      exec_[r] = std::make_unique<StreamExecutor>(
-          test::sim::plugin(), 0, boot, algo::Topology{r, n, layout.domainOf},
-          [this, r](const std::exception& e) {
-            std::lock_guard<std::mutex> lock(mu_);
-            failures_[r].push_back(concat(typeid(e).name(), ": ", e.what()));
-          },
-          checkFailure, &aborted_[r]);
-    });
-  }
-  ~SimWorld() {
-    exec_.clear();  // before the bootstraps
-    for (void* s : userStream_) test::sim::plugin().streamDestroy(s);
-  }
-
-  std::string run(CollCase c) {
-    c.layout = layout_;
-    return test::runCollCaseWith(c, [&](int r, std::span<const algo::CollOp> group) {
-      exec_[r]->enqueue(group, userStream_[r]);
-      exec_[r]->drain();
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!failures_[r].empty()) throw std::runtime_error(concat(failures_[r].front(), "\n", test::sim::dump()));
-    });
-  }
-
-  StreamExecutor& exec(int r) { return *exec_[r]; }
-  void* userStream(int r) { return userStream_[r]; }
-  std::atomic<bool>& aborted(int r) { return aborted_[r]; }
-  std::vector<std::string> failuresOf(int r) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return failures_[r];
-  }
-
- private:
-  Layout layout_;
-  std::vector<JoinResult> ranks_;
-  std::vector<std::unique_ptr<StreamExecutor>> exec_;
-  std::vector<void*> userStream_;
-  std::unique_ptr<std::atomic<bool>[]> aborted_;
-  std::mutex mu_;
-  std::vector<std::vector<std::string>> failures_;
-};
+using test::SimWorld;
 
 class StreamExecTest : public ::testing::Test {
  protected:
