@@ -17,8 +17,8 @@ using transport::shm::ShmSegment;
 
 constexpr size_t kPageBytes = 4096;
 
-size_t stampsEnd(uint32_t slots) { return GpuRing::stampOffset() + size_t{slots} * kGpuStampBytes; }
-size_t dataOffset(uint32_t slots) { return (stampsEnd(slots) + kPageBytes - 1) / kPageBytes * kPageBytes; }
+size_t headersEnd(uint32_t slots) { return GpuRing::headerOffset() + size_t{slots} * kGpuSlotHeaderBytes; }
+size_t dataOffset(uint32_t slots) { return (headersEnd(slots) + kPageBytes - 1) / kPageBytes * kPageBytes; }
 
 /// What every rank publishes: the random part of the names of the rings it receives on.
 struct NameTag {
@@ -58,10 +58,8 @@ ShmSegment createRing(const std::string& name, int from, int to, uint32_t slots,
   h->totalBytes = total;
   h->fromRank = from;
   h->toRank = to;
-  h->published = 0;
-  h->consumed = 0;
   for (uint64_t& w : h->report) w = 0;
-  std::memset(static_cast<char*>(seg.data()) + GpuRing::stampOffset(), 0, size_t{slots} * kGpuStampBytes);
+  std::memset(static_cast<char*>(seg.data()) + GpuRing::headerOffset(), 0, size_t{slots} * kGpuSlotHeaderBytes);  // empty
   h->magic.store(kGpuRingMagic, std::memory_order_release);
   return seg;
 }
@@ -85,7 +83,7 @@ ShmSegment openRing(const std::string& name, const PeerInfo& peer, int self) {
 
 }  // namespace
 
-size_t GpuRing::stampOffset() { return (sizeof(GpuRingHeader) + 63) / 64 * 64; }
+size_t GpuRing::headerOffset() { return (sizeof(GpuRingHeader) + 63) / 64 * 64; }
 
 GpuRing::GpuRing(ShmSegment segment, const hetcclGpuPlugin_t& gpu) : segment_(std::move(segment)), gpu_(gpu) {
   if (gpu_.hostRegister(segment_.data(), segment_.size()) != HETCCL_GPU_OK)

@@ -6,19 +6,18 @@
 // GPUs: the same ring joins an NVIDIA and an AMD GPU.
 //
 // Layout (offsets multiples of 64; slots start on a 4 KiB page):
-//   GpuRingHeader   magic/version/geometry/identity, then on their own cache lines:
-//     published    pieces the sender's stream has finished copying in (written by the sender's GPU)
-//     consumed     pieces the receiver's stream has finished copying out (written by the receiver's GPU)
+//   GpuRingHeader   magic/version/geometry/identity, then on its own cache line:
 //     report       the first call-stamp mismatch the receiver's stream found (HETCCL_GPU_OP_STAMP_CHECK:
 //                  state, the stamp found, the stamp expected); both ranks' monitors read it
-//   stamps[slots]  64 bytes per slot: the call stamp of the piece in the slot (gpu_stamp.hpp)
+//   headers[slots] 64 bytes per slot: word 0 the slot's state (0 empty, 1 full), words 1-4 the call stamp
+//                  of the piece in it (gpu_stamp.hpp)
 //   slots[slots][slotBytes]
-// Counters count pieces and only grow. Every group of a rank's device calls uses a ring from a base
-// count that is a multiple of `slots` (per-ring base counters on the device, advanced by the streams at
-// the end of each group: stream_program.hpp), so the k-th piece of a group always lives in slot
-// k % slots, whatever ran before. The sender may fill piece base+k once consumed >= base+k+1-slots; the
-// receiver may read it once published >= base+k+1. Both ends count pieces identically because both
-// compile the same schedule.
+// A handshake per slot, with constant values only: the sender waits until the slot is empty, copies the
+// piece in, writes its stamp and then state = 1; the receiver waits until state == 1, checks the stamp,
+// copies the piece out and writes state = 0. Every group of device calls starts at slot 0 and puts its
+// k-th piece on the ring into slot k % slots, so nothing the host knows about earlier calls is baked into
+// the queued work: the same work captured into a CUDA graph is right on every replay. Both ends count
+// pieces identically because both compile the same schedule.
 #pragma once
 
 #include <atomic>
@@ -35,7 +34,8 @@ namespace hetccl::stream_exec {
 
 inline constexpr uint64_t kGpuRingMagic = 0x4753'6c63'6374'6568ull;  // "hetcclSG"
 inline constexpr uint32_t kGpuRingVersion = 2;
-inline constexpr size_t kGpuStampBytes = 64;  ///< per slot, of which the stamp uses 32
+inline constexpr size_t kGpuSlotHeaderBytes = 64;  ///< per slot: state word + 32-byte stamp
+inline constexpr uint64_t kSlotEmpty = 0, kSlotFull = 1;
 
 struct alignas(64) GpuRingHeader {
   std::atomic<uint64_t> magic;  ///< kGpuRingMagic once initialised (stored last, release)
@@ -45,8 +45,6 @@ struct alignas(64) GpuRingHeader {
   uint64_t totalBytes;
   int32_t fromRank;
   int32_t toRank;
-  alignas(64) uint64_t published;
-  alignas(64) uint64_t consumed;
   alignas(64) uint64_t report[HETCCL_GPU_REPORT_WORDS];
 };
 
@@ -64,17 +62,17 @@ class GpuRing {
   uint64_t slotBytes() const { return header()->slotBytes; }
   /// Slot of the k-th piece of a group.
   char* slot(uint64_t k) const { return data_ + (k % slots()) * slotBytes(); }
-  uint64_t* devStamp(uint64_t k) const { return offsetDev(stampOffset() + (k % slots()) * kGpuStampBytes); }
-  uint64_t* devPublished() const { return offsetDev(offsetof(GpuRingHeader, published)); }
-  uint64_t* devConsumed() const { return offsetDev(offsetof(GpuRingHeader, consumed)); }
+  /// The state word of that slot, followed by its stamp (4 words), as kernels address them.
+  uint64_t* devSlotHeader(uint64_t k) const { return offsetDev(headerOffset() + (k % slots()) * kGpuSlotHeaderBytes); }
   uint64_t* devReport() const { return offsetDev(offsetof(GpuRingHeader, report)); }
-  /// Host views of the counters and of the mismatch report (read by the monitor).
-  const uint64_t* published() const { return &header()->published; }
-  const uint64_t* consumed() const { return &header()->consumed; }
+  /// Host views of the slot headers (state + stamp) and of the mismatch report (read by the monitor).
+  uint64_t* slotHeader(uint32_t slot) const {
+    return reinterpret_cast<uint64_t*>(static_cast<char*>(segment_.data()) + headerOffset() + slot * kGpuSlotHeaderBytes);
+  }
   const uint64_t* report() const { return header()->report; }
 
-  /// Where the per-slot stamps start in the segment.
-  static size_t stampOffset();
+  /// Where the slot headers start in the segment.
+  static size_t headerOffset();
 
  private:
   GpuRingHeader* header() const { return static_cast<GpuRingHeader*>(segment_.data()); }

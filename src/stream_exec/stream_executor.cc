@@ -12,12 +12,11 @@
 namespace hetccl::stream_exec {
 namespace {
 
-// Pinned control words (index into StreamExecutor::control_, 64 bytes apart).
-constexpr int kDoneWord = 0;      // host number of the latest eager group done (compute stream, eager only)
-constexpr int kStartedWord = 1;   // device group counter when the latest group started
-constexpr int kFinishedWord = 2;  // device group counter when the latest group finished
-constexpr int kAbortWord = 3;     // nonzero: every stream wait gives up (set by the host on failure)
-constexpr int kControlWords = 4;
+// Pinned control words the compute stream writes (index into StreamExecutor::control_, 64 bytes apart).
+constexpr int kDoneWord = 0;      // host number of the latest eager group done (eager groups only)
+constexpr int kStartedWord = 1;   // number of the call whose group started last
+constexpr int kFinishedWord = 2;  // number of the call whose group finished last
+constexpr int kControlWords = 3;
 
 uint64_t slotBytesFromConfig() {
   const int64_t v = config().integer("HETCCL_GPU_CHUNK_BYTES", 64 << 10, int64_t{1} << 30);
@@ -65,7 +64,7 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
       check(gpu_.eventCreate(&land.reduced[k]), "eventCreate(reduced)");
     }
   }
-  // Control words: pinned (the monitor reads them), addressed by kernels through their device address.
+  // Control words: pinned (the monitor reads them), written by the streams through their device address.
   void* control = nullptr;
   check(gpu_.allocPinned(&control, 64 * kControlWords), "allocPinned(control words)");
   control_ = static_cast<uint64_t*>(control);
@@ -73,22 +72,9 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
   void* controlDev = nullptr;
   check(gpu_.devicePointer(control_, &controlDev), "devicePointer(control words)");
   auto* cdev = static_cast<uint64_t*>(controlDev);
-  res_.counters.started = cdev + 8 * kStartedWord;
-  res_.counters.finished = cdev + 8 * kFinishedWord;
-  res_.counters.abort = cdev + 8 * kAbortWord;
-  // Device words: the group counter, then per peer the base counters of both rings (own cache lines).
-  const size_t deviceWordBytes = 64 * (1 + 2 * static_cast<size_t>(n));
-  void* words = nullptr;
-  check(gpu_.allocDevice(&words, deviceWordBytes), "allocDevice(counters)");
-  deviceWords_ = static_cast<uint64_t*>(words);
-  check(gpu_.memsetSync(deviceWords_, 0, deviceWordBytes), "memsetSync(counters)");
-  res_.counters.groupSeq = deviceWords_;
-  res_.counters.sendBase.assign(n, nullptr);
-  res_.counters.recvBase.assign(n, nullptr);
-  for (int p = 0; p < n; ++p) {
-    res_.counters.sendBase[p] = deviceWords_ + 8 * (1 + 2 * p);
-    res_.counters.recvBase[p] = deviceWords_ + 8 * (2 + 2 * p);
-  }
+  res_.words.done = cdev + 8 * kDoneWord;
+  res_.words.started = cdev + 8 * kStartedWord;
+  res_.words.finished = cdev + 8 * kFinishedWord;
   thread_ = std::thread([this] { monitor(); });
   HETCCL_INFO(log::kInit, "rank ", topology_.rank, ": device calls use the ", describe(), ", chunk ", slotBytes,
               " bytes, ", slots, " slots per ring");
@@ -133,6 +119,7 @@ StreamExecutor::~StreamExecutor() {
   const Deadline deadline = Deadline::fromConfig();
   bool idle = false;
   while (!idle && !deadline.expired()) {
+    if (failed_) releaseStreams();
     idle = true;
     for (void* s : streams) idle = idle && gpu_.streamQuery(s) == HETCCL_GPU_OK;
     if (!idle) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -150,7 +137,6 @@ StreamExecutor::~StreamExecutor() {
     }
   if (res_.scratch) gpu_.freeDevice(res_.scratch);
   for (void* p : retiredScratch_) gpu_.freeDevice(p);
-  if (deviceWords_) gpu_.freeDevice(deviceWords_);
   if (control_) gpu_.freePinned(control_);
 }
 
@@ -182,16 +168,16 @@ void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
   GroupInfo info;
   info.captured = capturing != 0;
   info.stampWord0 = groupStampWord0(ops);
-  info.doneFlag = controlWord(kDoneWord);
   const algo::Schedule schedule = algo::plan(topology_, ops, tuning_);
   ensureScratch(schedule.scratchBytes, info.captured);
-  info.seq = nextSeq_ + 1;
+  info.eagerSeq = nextSeq_ + 1;
+  info.callSeq = ++callSeq_;  // every queued call, eager or captured: identical on every rank
   try {
     enqueueSchedule(schedule, res_, stream, info);
   } catch (const std::exception& e) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!info.captured) nextSeq_ = info.seq;
+      if (!info.captured) nextSeq_ = info.eagerSeq;
     }
     reportFailure(e);
     throw;
@@ -199,7 +185,7 @@ void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (info.captured) ++capturedGroups_;
-    else nextSeq_ = info.seq;
+    else nextSeq_ = info.eagerSeq;
   }
   cv_.notify_all();
   if (info.captured) return;
@@ -252,7 +238,18 @@ void StreamExecutor::ensureScratch(size_t bytes, bool captured) {
   scratchCaptured_ = captured;
 }
 
-void StreamExecutor::releaseStreams() { __atomic_store_n(controlWord(kAbortWord), 1, __ATOMIC_RELEASE); }
+// Every wait of this rank's streams is for a slot of a ring: full on the rings it receives on, empty on the
+// rings it sends on. Setting them so releases the streams (the outputs are then undefined); a peer may
+// still flip one back, so the monitor repeats this while anything is queued or on the device.
+void StreamExecutor::releaseStreams() {
+  for (size_t p = 0; p < rings_.in.size(); ++p) {
+    if (!rings_.in[p]) continue;
+    for (uint32_t s = 0; s < rings_.in[p]->slots(); ++s)
+      __atomic_store_n(rings_.in[p]->slotHeader(s), kSlotFull, __ATOMIC_RELEASE);
+    for (uint32_t s = 0; s < rings_.out[p]->slots(); ++s)
+      __atomic_store_n(rings_.out[p]->slotHeader(s), kSlotEmpty, __ATOMIC_RELEASE);
+  }
+}
 
 void StreamExecutor::reportFailure(const std::exception& e) {
   {
@@ -293,42 +290,45 @@ void StreamExecutor::checkHealth(bool busy) {
 }
 
 // Polls the pinned words the streams write: every 100 us while a group is queued or on the device, every
-// 5 ms otherwise (stamp reports only, and graph replays, which the host does not see start).
+// 5 ms otherwise (stamp reports only, and graph replays, which the host does not see start). After a
+// failure it keeps releasing the streams while anything runs (a peer may flip a slot back).
 void StreamExecutor::monitor() {
   const auto timeout = std::chrono::milliseconds(config().timeoutMs());
   auto lastProgress = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (stopping_ && (doneSeq_ == nextSeq_ || failed_)) return;
-    if (failed_) {  // every stream wait gives up now (abort word); nothing left to watch
-      cv_.wait(lock, [&] { return stopping_; });
-      continue;
-    }
-    const bool eagerPending = doneSeq_ != nextSeq_;
+    const bool eagerPending = doneSeq_ != nextSeq_, failed = failed_;
     lock.unlock();
-    // Progress: any counter of this rank's rings or groups moved.
+    // Progress: the state or stamp of any slot of this rank's rings, or the group words, changed.
     const uint64_t started = load(controlWord(kStartedWord)), finished = load(controlWord(kFinishedWord));
     uint64_t signature = started * 3 + finished * 7;
     for (size_t p = 0; p < rings_.in.size(); ++p)
       for (const GpuRing* ring : {rings_.in[p].get(), rings_.out[p].get()})
-        if (ring) signature = signature * 31 + load(ring->published()) * 5 + load(ring->consumed());
+        if (ring)
+          for (uint32_t s = 0; s < ring->slots(); ++s)
+            signature = signature * 31 + load(ring->slotHeader(s)) * 5 + load(ring->slotHeader(s) + 4);
     const bool busy = eagerPending || started != finished;
     if (signature != progressSignature_ || !busy) {
       progressSignature_ = signature;
       lastProgress = Clock::now();
     }
-    try {
-      checkHealth(busy);
-      if (busy && Clock::now() - lastProgress > timeout)
-        throw TimeoutError(-1, "", concat("rank ", topology_.rank, ": a device collective made no progress within ",
-                                          "HETCCL_TIMEOUT (a peer stopped, or a user stream never reached it)"));
-    } catch (const std::exception& e) {
-      reportFailure(e);
+    if (failed) {
+      if (busy) releaseStreams();
+    } else {
+      try {
+        checkHealth(busy);
+        if (busy && Clock::now() - lastProgress > timeout)
+          throw TimeoutError(-1, "", concat("rank ", topology_.rank, ": a device collective made no progress within ",
+                                            "HETCCL_TIMEOUT (a peer stopped, or a user stream never reached it)"));
+      } catch (const std::exception& e) {
+        reportFailure(e);
+      }
     }
     lock.lock();
     if (busy) {
       lock.unlock();
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      std::this_thread::sleep_for(std::chrono::microseconds(failed ? 1000 : 100));
       lock.lock();
     } else {
       cv_.wait_for(lock, std::chrono::milliseconds(5), [&] { return stopping_ || doneSeq_ != nextSeq_; });

@@ -10,14 +10,14 @@
 //
 // A monitor thread (which makes no GPU runtime call, so it can never deadlock behind a synchronising
 // call elsewhere in the process) polls pinned words the streams write: the eager groups' done flag, the
-// device's started/finished group counters (graph replays happen behind the host's back), the ring
-// counters (progress) and the rings' stamp-mismatch reports. When a peer dies (the bootstrap notices),
+// numbers of the calls whose groups started and finished last (graph replays happen behind the host's
+// back), the ring slots (progress) and the rings' stamp-mismatch reports. When a peer dies (the bootstrap notices),
 // the communicator is aborted, a receiver found a piece whose call stamp differs from what it expected
 // (reported on both ranks, naming both stamps), or a group on the device (or an eager group not yet
 // reached) makes no progress for HETCCL_TIMEOUT, it reports the failure and releases every stream of this
-// rank (a pinned abort word every stream wait also watches), so the user's stream never hangs; the
-// outputs of the released groups are then undefined and the communicator is unusable (the error is
-// sticky; later graph replays run through without waiting).
+// rank (it sets the ring slots its streams wait for, again and again while anything runs), so the user's
+// stream never hangs; the outputs of the released groups are then undefined and the communicator is
+// unusable (the error is sticky; later graph replays run through).
 #pragma once
 
 #include <atomic>
@@ -70,7 +70,7 @@ class StreamExecutor {
   /// Throws what the monitor finds wrong: a stamp mismatch report; while `busy` (a group queued or on
   /// the device) also a peer failure or an abort.
   void checkHealth(bool busy);
-  void releaseStreams();  // sets the abort word every stream wait watches
+  void releaseStreams();  // sets every ring slot this rank's streams may wait for
   void reportFailure(const std::exception& e);
   void ensureScratch(size_t bytes, bool captured);
   void createStreams(StreamSet& set);
@@ -92,10 +92,10 @@ class StreamExecutor {
   size_t scratchBytes_ = 0;
   bool scratchCaptured_ = false;    // a captured graph uses the current scratch: never free it before the end
   std::vector<void*> retiredScratch_;  // scratch areas captured graphs may still use (freed at destruction)
-  uint64_t* control_ = nullptr;     // pinned: done flag, started, finished, abort (own cache lines)
-  uint64_t* deviceWords_ = nullptr;  // device memory: group counter, ring base counters
+  uint64_t* control_ = nullptr;     // pinned: done flag, started, finished (own cache lines)
   std::vector<uint64_t> sentBytes_, receivedBytes_;  // per peer, eager calls (INFO log)
   uint64_t capturedGroups_ = 0;
+  uint64_t callSeq_ = 0;  // device calls queued (eager and captured): the stamps' sequence number
 
   std::mutex mu_;
   std::condition_variable cv_;

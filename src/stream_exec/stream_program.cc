@@ -17,13 +17,12 @@ constexpr int kNone = -1;
 /// Up to HETCCL_GPU_MAX_STREAM_OPS stream operations queued as one call.
 class OpList {
  public:
-  OpList& add(uint32_t kind, uint64_t* word, const uint64_t* base, int64_t offset) {
+  OpList& add(uint32_t kind, uint64_t* word, uint64_t value = 0) {
     hetcclGpuStreamOp_t& op = ops_[n_++];
     op = hetcclGpuStreamOp_t{};
     op.kind = kind;
     op.word = word;
-    op.base = base;
-    op.offset = offset;
+    op.value = value;
     return *this;
   }
   hetcclGpuStreamOp_t& last() { return ops_[n_ - 1]; }
@@ -52,8 +51,6 @@ class Compiler {
     }
     used_.assign(streams_.size(), false);
     waited_.assign(streams_.size() * streams_.size(), kNone);
-    sendTotal_.assign(peers, 0);
-    recvTotal_.assign(peers, 0);
     sendBytes_.assign(peers, 0);
     recvBytes_.assign(peers, 0);
     sent_.assign(peers, 0);
@@ -63,7 +60,7 @@ class Compiler {
   }
 
   void run() {
-    countPieces();
+    countBytes();
     res_.events->reset();
     start();
     markRecordedSteps();
@@ -88,7 +85,8 @@ class Compiler {
 
   void call(int rc, const char* what) const {
     if (rc != HETCCL_GPU_OK)
-      throw Error(Result::UnhandledCudaError, concat("rank ", res_.rank, ": ", gpu_.name, " ", what, ": ", gpu_.lastError()));
+      throw Error(Result::UnhandledCudaError,
+                  concat("rank ", res_.rank, ": ", gpu_.name, " ", what, ": ", gpu_.lastError()));
   }
 
   void waitEvent(void* stream, void* event, const char* what) const {
@@ -105,35 +103,27 @@ class Compiler {
     return l.space == Location::Space::Scratch ? res_.scratch + l.addr : reinterpret_cast<char*>(l.addr);
   }
 
-  // Pieces and bytes of this group on every ring (each ring's base advances by its pieces rounded up,
-  // after its last; the bytes go into every piece's stamp, so counts that differ are caught at once).
-  void countPieces() {
+  // Bytes of this group on every ring: they go into every piece's stamp, so that ranks whose counts differ
+  // anywhere disagree on the first piece already.
+  void countBytes() {
     for (const Step& st : s_.steps) {
-      if (st.kind == StepKind::Send) {
-        sendTotal_[st.peer] += piecesOf(st.bytes, res_.rings->out[st.peer]->slotBytes());
-        sendBytes_[st.peer] += st.bytes;
-      }
-      if (st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce) {
-        recvTotal_[st.peer] += piecesOf(st.bytes, res_.rings->in[st.peer]->slotBytes());
-        recvBytes_[st.peer] += st.bytes;
-      }
+      if (st.kind == StepKind::Send) sendBytes_[st.peer] += st.bytes;
+      if (st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce) recvBytes_[st.peer] += st.bytes;
     }
   }
 
-  // The compute stream waits for the user's stream, counts the group, and lets the other streams go.
+  // The compute stream waits for the user's stream, tells the monitor, and lets the other streams go.
   void start() {
     void* compute = streams_[0];
     void* started = res_.events->take();
     call(gpu_.eventRecord(started, user_), "eventRecord(group start on the user stream)");
     waitEvent(compute, started, "the user stream reaches the group");  // wait:user-reaches-group
     used_[0] = true;
-    const DeviceCounters& c = res_.counters;
     OpList ops;
-    ops.add(HETCCL_GPU_OP_ADVANCE, c.groupSeq, nullptr, 1).last().arg[0] = 1;
-    ops.add(HETCCL_GPU_OP_WRITE, c.started, c.groupSeq, 0);
-    queue(ops, compute, "streamOps(group start)");
+    ops.add(HETCCL_GPU_OP_WRITE, res_.words.started, info_.callSeq);
+    queue(ops, compute, "streamOps(group started)");
     go_ = res_.events->take();
-    call(gpu_.eventRecord(go_, compute), "eventRecord(group counted)");
+    call(gpu_.eventRecord(go_, compute), "eventRecord(group started)");
   }
 
   // Steps another stream waits for get an event recorded right after them.
@@ -208,83 +198,67 @@ class Compiler {
     }
   }
 
-  /// "wait until slot k of the ring to `peer` is free" (its previous piece was consumed).
-  void addSlotFree(OpList& ops, int peer, uint64_t k) const {
-    const GpuRing& ring = *res_.rings->out[peer];
-    ops.add(HETCCL_GPU_OP_WAIT, ring.devConsumed(), res_.counters.sendBase[peer],
-            static_cast<int64_t>(k + 1) - static_cast<int64_t>(ring.slots()))
-        .last()
-        .abort = res_.counters.abort;
+  /// The stamp of the group's k-th piece on a ring that carries `bytes` in this group.
+  void stamp(uint64_t out[4], uint64_t bytes, uint64_t k) const {
+    out[0] = info_.stampWord0;
+    out[1] = info_.callSeq;
+    out[2] = bytes;
+    out[3] = k;
+  }
+
+  /// "wait until the slot of the k-th piece to `peer` is empty".
+  void addSlotEmpty(OpList& ops, int peer, uint64_t k) const {
+    ops.add(HETCCL_GPU_OP_WAIT_EQ, res_.rings->out[peer]->devSlotHeader(k), kSlotEmpty);
   }
 
   void send(const Step& st, void* stream) {
     const GpuRing& ring = *res_.rings->out[st.peer];
-    const uint64_t* base = res_.counters.sendBase[st.peer];
     const uint64_t pieces = piecesOf(st.bytes, ring.slotBytes());
     const char* src = address(st.src);
     if (pieces) {
       OpList ops;
-      addSlotFree(ops, st.peer, sent_[st.peer]);  // wait:slot-free-first
-      queue(ops, stream, "streamOps(wait for a free ring slot)");
+      addSlotEmpty(ops, st.peer, sent_[st.peer]);  // wait:slot-empty-first
+      queue(ops, stream, "streamOps(wait for an empty ring slot)");
     }
     for (uint64_t j = 0; j < pieces; ++j) {
       const uint64_t k = sent_[st.peer]++;
       const uint64_t off = j * ring.slotBytes();
       call(gpu_.memcpyAsync(ring.slot(k), src + off, std::min<uint64_t>(ring.slotBytes(), st.bytes - off), stream),
            "memcpyAsync(device to ring)");
+      uint64_t* header = ring.devSlotHeader(k);
+      uint64_t words[4];
+      stamp(words, sendBytes_[st.peer], k);
       OpList ops;
-      hetcclGpuStreamOp_t& stamp =
-          ops.add(HETCCL_GPU_OP_STAMP_WRITE, ring.devStamp(k), res_.counters.groupSeq, 0).last();
-      stamp.arg[0] = info_.stampWord0;
-      stamp.arg[2] = sendBytes_[st.peer];
-      stamp.arg[3] = k;
-      ops.add(HETCCL_GPU_OP_WRITE, ring.devPublished(), base, static_cast<int64_t>(k + 1));
-      if (j + 1 < pieces) addSlotFree(ops, st.peer, k + 1);  // wait:slot-free-next
-      if (k + 1 == sendTotal_[st.peer])  // the group's last piece on this ring
-        ops.add(HETCCL_GPU_OP_ADVANCE, res_.counters.sendBase[st.peer], nullptr, static_cast<int64_t>(k + 1))
-            .last()
-            .arg[0] = ring.slots();
-      queue(ops, stream, "streamOps(publish a piece)");
+      for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, header + 1 + w, words[w]);
+      ops.add(HETCCL_GPU_OP_WRITE, header, kSlotFull);  // after the data and the stamp
+      if (j + 1 < pieces) addSlotEmpty(ops, st.peer, k + 1);  // wait:slot-empty-next
+      queue(ops, stream, "streamOps(stamp and publish a piece)");
     }
   }
 
-  /// Releases the slot of the ring from `peer` whose copy-out was queued last, if not done yet; after the
-  /// group's last piece on the ring, advances its base and releases up to it.
+  /// "mark the slot of the last piece copied out from `peer` empty", if not done yet.
   void addRelease(OpList& ops, int peer) {
     if (!unreleased_[peer]) return;
     unreleased_[peer] = false;
-    const GpuRing& ring = *res_.rings->in[peer];
-    uint64_t* base = res_.counters.recvBase[peer];
-    const uint64_t k = received_[peer];  // pieces copied out so far
-    if (k < recvTotal_[peer]) {
-      ops.add(HETCCL_GPU_OP_WRITE, ring.devConsumed(), base, static_cast<int64_t>(k));
-      return;
-    }
-    ops.add(HETCCL_GPU_OP_ADVANCE, base, nullptr, static_cast<int64_t>(k)).last().arg[0] = ring.slots();
-    ops.add(HETCCL_GPU_OP_WRITE, ring.devConsumed(), base, 0);
+    ops.add(HETCCL_GPU_OP_WRITE, res_.rings->in[peer]->devSlotHeader(received_[peer] - 1), kSlotEmpty);
   }
 
-  /// "wait until piece k from `peer` is published".
-  void addPublished(OpList& ops, int peer, uint64_t k) const {
-    ops.add(HETCCL_GPU_OP_WAIT, res_.rings->in[peer]->devPublished(), res_.counters.recvBase[peer],
-            static_cast<int64_t>(k + 1))
-        .last()
-        .abort = res_.counters.abort;
+  /// "wait until the slot of the k-th piece from `peer` is full".
+  void addSlotFull(OpList& ops, int peer, uint64_t k) const {
+    ops.add(HETCCL_GPU_OP_WAIT_EQ, res_.rings->in[peer]->devSlotHeader(k), kSlotFull);
   }
 
-  /// "the stamp of the group's piece k from `peer` is what this rank expects".
+  /// "the stamp of the k-th piece from `peer` is what this rank expects".
   void addStampCheck(OpList& ops, int peer, uint64_t k) const {
     const GpuRing& ring = *res_.rings->in[peer];
-    hetcclGpuStreamOp_t& check = ops.add(HETCCL_GPU_OP_STAMP_CHECK, ring.devStamp(k), res_.counters.groupSeq, 0).last();
-    check.arg[0] = info_.stampWord0;
-    check.arg[2] = recvBytes_[peer];
-    check.arg[3] = k;
+    hetcclGpuStreamOp_t& check = ops.add(HETCCL_GPU_OP_STAMP_CHECK, ring.devSlotHeader(k) + 1).last();
+    stamp(check.expect, recvBytes_[peer], k);
     check.report = ring.devReport();
   }
 
   // Recv (reduceStream null): pieces straight into dst. RecvReduce: pieces into landing buffers on
   // `ringStream` (the receive stream), reduced into dst on `reduceStream` (which already waits for the
-  // step's dependencies).
+  // step's dependencies). A slot is released together with the next piece's wait (one call).
   void receive(const Step& st, void* ringStream, void* reduceStream) {
     const GpuRing& ring = *res_.rings->in[st.peer];
     if (reduceStream) use(recvStream(st.peer));
@@ -297,7 +271,7 @@ class Compiler {
       const uint64_t off = j * ring.slotBytes(), len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
       OpList ops;
       addRelease(ops, st.peer);
-      addPublished(ops, st.peer, k);  // wait:piece-published
+      addSlotFull(ops, st.peer, k);  // wait:slot-full
       addStampCheck(ops, st.peer, k);
       queue(ops, ringStream, "streamOps(wait for a piece, check its stamp)");
       if (!reduceStream) {
@@ -320,10 +294,10 @@ class Compiler {
     }
     OpList ops;
     addRelease(ops, st.peer);
-    queue(ops, ringStream, "streamOps(release ring slots)");
+    queue(ops, ringStream, "streamOps(release a ring slot)");
   }
 
-  // The compute stream joins every other stream used, signals the monitor (and, for an eager group, the
+  // The compute stream joins every other stream used, tells the monitor (and, for an eager group, the
   // host's group number), and the user's stream waits.
   void finish() {
     void* compute = streams_[0];
@@ -334,10 +308,9 @@ class Compiler {
       waitEvent(compute, ev, "join");  // wait:join-streams
     }
     OpList ops;
-    ops.add(HETCCL_GPU_OP_WRITE, res_.counters.finished, res_.counters.groupSeq, 0);
+    ops.add(HETCCL_GPU_OP_WRITE, res_.words.finished, info_.callSeq);
+    if (!info_.captured) ops.add(HETCCL_GPU_OP_WRITE, res_.words.done, info_.eagerSeq);
     queue(ops, compute, "streamOps(group finished)");
-    if (!info_.captured)
-      call(gpu_.streamWriteFlag(compute, info_.doneFlag, info_.seq, 0), "streamWriteFlag(group done)");
     void* done = res_.events->take();
     call(gpu_.eventRecord(done, compute), "eventRecord(group done)");
     waitEvent(user_, done, "the user stream waits for the group");  // wait:user-waits-group
@@ -355,8 +328,9 @@ class Compiler {
   std::vector<int> stepStream_;
   std::vector<void*> event_;
   std::vector<bool> needsEvent_;
-  // Per peer, in pieces of this group: totals, queued so far, whether the last copy-out is unreleased.
-  std::vector<uint64_t> sendTotal_, recvTotal_, sendBytes_, recvBytes_, sent_, received_, landingUses_;
+  // Per peer, this group's: bytes on each ring, pieces queued so far, landing buffer uses, and whether the
+  // slot of the last piece copied out is still to be released.
+  std::vector<uint64_t> sendBytes_, recvBytes_, sent_, received_, landingUses_;
   std::vector<bool> unreleased_;
 };
 

@@ -4,31 +4,27 @@
 // Streams: one compute stream (copies between device buffers, reduction kernels), and per peer a send, a
 // receive and a reduce stream, so every peer's transfers run on copy engines in both directions at once
 // and its reductions overlap the next copies. A schedule step becomes (k: the piece's number on its ring
-// within this group, S: slots per ring):
-//   Send to p        per piece (<= slot size): wait until slot k is free (consumed >= base+k+1-S), copy
-//                    device -> slot, write the piece's call stamp into the slot header, publish
-//                    (published = base+k+1), all on p's send stream
-//   Recv from p      per piece: wait published >= base+k+1, check the stamp (a mismatch is recorded in the
-//                    ring's report, which both ranks' monitors read), copy slot -> destination, release the
-//                    slot (consumed = base+k+1)
+// within this group; its slot is k % slots, see gpu_ring.hpp):
+//   Send to p        per piece (<= slot size): wait until the slot is empty, copy device -> slot, write
+//                    the piece's call stamp and mark the slot full, all on p's send stream
+//   Recv from p      per piece: wait until the slot is full, check the stamp (a mismatch is recorded in the
+//                    ring's report, which both ranks' monitors read), copy slot -> destination, mark the
+//                    slot empty
 //   RecvReduce       per piece: on p's receive stream as Recv, into one of p's landing buffers (after its
 //                    previous reduction is done); on p's reduce stream wait for that copy, reduce kernel
 //                    dst op= landing, mark the landing buffer free
 //   Copy / Reduce / Scale / Divide   on the compute stream
-// `base` is the ring's base counter, in device memory, read by the stream operations when they run
-// (HETCCL_GPU_OP_*): after its last piece of a group, the stream that uses a ring advances the base by the
-// group's pieces rounded up to a multiple of S (so slot addresses baked into copies stay right), and the
-// receiver writes consumed = the new base. Nothing the host knows at enqueue time about earlier groups
-// is baked in, so the same work captured into a CUDA graph is right on every replay, interleaved in any
-// order with eager calls and other graphs (one after the other on the device, as NCCL requires).
+// Waits and writes are constant-valued stream operations (HETCCL_GPU_OP_*): nothing the host knows about
+// earlier calls is baked in, so the same work captured into a CUDA graph is right on every replay,
+// interleaved in any order with eager calls and other graphs (one after the other on the device, the
+// same order on every rank, as NCCL requires).
 // The schedule's dependencies become events between streams (only where a step waits for a step of
 // another stream, and only once per stream pair and position). Order on one stream is list order, which
 // keeps each ring's pieces FIFO, identical on both ends.
-// A group starts when the user's stream reaches it: the compute stream waits for it, advances the device
-// group counter (the stamps' sequence number; `started` for the monitor) and every other stream used
-// waits for that. It ends with the compute stream joining every other stream, writing `finished`, for an
-// eager (not captured) group also the host's group number into `doneFlag`, and the user's stream waiting
-// for it.
+// A group starts when the user's stream reaches it: the compute stream waits for it, writes the call's
+// number into `started` (for the monitor) and every other stream used waits for that. It ends with the
+// compute stream joining every other stream, writing the number into `finished`, for an eager (not
+// captured) group also the host's eager group number into `doneFlag`, and the user's stream waiting for it.
 #pragma once
 
 #include <cstdint>
@@ -67,14 +63,11 @@ struct StreamSet {
   std::vector<void*> reduce;  ///< per peer
 };
 
-/// Words the device advances and the monitor reads. Addresses are the ones kernels use.
-struct DeviceCounters {
-  uint64_t* groupSeq = nullptr;        ///< device memory: groups started (the stamps' sequence number)
-  std::vector<uint64_t*> sendBase;     ///< device memory, per peer: base of ring this rank -> peer
-  std::vector<uint64_t*> recvBase;     ///< device memory, per peer: base of ring peer -> this rank
-  uint64_t* started = nullptr;         ///< pinned: *groupSeq when the latest group started
-  uint64_t* finished = nullptr;        ///< pinned: *groupSeq when the latest group finished
-  const uint64_t* abort = nullptr;     ///< pinned: nonzero once the host released the streams
+/// Pinned words the compute stream writes for the monitor (addresses kernels and stream operations use).
+struct MonitorWords {
+  uint64_t* started = nullptr;   ///< the number of the call whose group started last
+  uint64_t* finished = nullptr;  ///< the number of the call whose group finished last
+  uint64_t* done = nullptr;      ///< the host's number of the latest eager group done
 };
 
 /// What the compiled program runs on. Streams and buffers belong to the executor.
@@ -94,17 +87,17 @@ struct StreamResources {
   };
   std::vector<Landing> landing;
   GpuRingSet* rings = nullptr;
-  DeviceCounters counters;
+  MonitorWords words;
   char* scratch = nullptr;     ///< device scratch of at least the schedule's scratchBytes
   EventPool* events = nullptr;
 };
 
 /// How one group is queued.
 struct GroupInfo {
-  bool captured = false;        ///< the user's stream is being captured: use the capture streams, no doneFlag
-  uint64_t* doneFlag = nullptr;  ///< eager groups: pinned word the compute stream sets to `seq` at the end
-  uint64_t seq = 0;
-  uint64_t stampWord0 = 0;      ///< gpu_stamp.hpp
+  bool captured = false;   ///< the user's stream is being captured: use the capture streams, no `done`
+  uint64_t eagerSeq = 0;   ///< eager groups: written to MonitorWords::done at the end
+  uint64_t callSeq = 0;    ///< the call's number among this rank's device calls (stamps, started/finished)
+  uint64_t stampWord0 = 0;  ///< gpu_stamp.hpp
 };
 
 /// Queues `schedule` ordered on `userStream`. Throws Error(UnhandledCudaError) when the runtime refuses a

@@ -3,8 +3,8 @@
  * A plugin is a shared object (libhetccl-cuda.so) that the core opens with dlopen and never links. It
  * exports one symbol, `hetcclGpuPlugin_v2` of type `hetcclGpuPlugin_v2_t`, a struct of function pointers
  * (shaped like NCCL's net plugin v-structs). The core checks `version` before touching anything else.
- * Versions: v2 = v1 + new entry points appended at the end (stream operations on 64-bit words relative
- * to device-resident counters, capture queries, device addresses), so v1's layout is v2's prefix; v1's
+ * Versions: v2 = v1 + new entry points appended at the end (batched stream operations on 64-bit words
+ * with call-stamp checks, capture queries, device addresses), so v1's layout is v2's prefix; v1's
  * symbol was `hetcclGpuPlugin_v1`. This core needs v2 and refuses a v1 plugin, naming both versions.
  * `hetcclGpuPlugin_t` is the current version (the core uses only that name).
  *
@@ -57,24 +57,22 @@ typedef void (*hetcclGpuLogger_v1_t)(int level, const char* file, int line, cons
 /* Flags of streamWaitFlag / streamWriteFlag. */
 #define HETCCL_GPU_FLAG_FORCE_KERNEL 1u  /* use the polling/writing kernel even where stream memory ops work */
 
-/* Stream operations on 64-bit words (streamOps, v2). Every value an operation uses is read when the
- * stream runs it, so the same queued (or graph-captured) operation is right on every execution: waits
- * and writes are relative to a counter (`base`) that the streams advance themselves. `word`, `base`,
- * `report` and `abort` are device-accessible addresses (devicePointer()) of pinned host or device memory,
- * 8-byte aligned. With T = (base ? *base : 0) + offset:
- *   WAIT         until (int64_t)(*word - T) >= 0, or until *abort != 0 (abort may be NULL)
- *   WRITE        *word = T, after every earlier write of the stream is visible system-wide
- *   ADVANCE      *word = round_up(*word + offset, arg[0])   (arg[0] >= 1; base unused)
- *   STAMP_WRITE  word[0..3] = {arg[0], T, arg[2], arg[3]}  (a call stamp, see stream_exec/gpu_stamp.hpp)
- *   STAMP_CHECK  compares word[0..3] with {arg[0], T, arg[2], arg[3]}; on the first mismatch (report[0]
- *                still 0) stores report[1..4] = what was found, report[5..8] = what was expected, then
- *                report[0] = 1. The stream goes on either way (the host reports the error and aborts).
- * Operations of one call run in order, each after the previous one completed. */
-#define HETCCL_GPU_OP_WAIT 1
-#define HETCCL_GPU_OP_WRITE 2
-#define HETCCL_GPU_OP_ADVANCE 3
-#define HETCCL_GPU_OP_STAMP_WRITE 4
-#define HETCCL_GPU_OP_STAMP_CHECK 5
+/* Stream operations on 64-bit words (streamOps, v2): constant values only, so that work captured into
+ * a CUDA graph does the same on every replay. `word` and `report` are device-accessible addresses
+ * (devicePointer()) of pinned host or device memory, 8-byte aligned.
+ *   WAIT_GEQ     later work waits until (int64_t)(*word - value) >= 0
+ *   WAIT_EQ      later work waits until *word == value
+ *   WRITE        *word = value, after every earlier write of the stream is visible system-wide
+ *   STAMP_CHECK  compares word[0..3] with expect[0..3] (a call stamp, see stream_exec/gpu_stamp.hpp); on the
+ *                first mismatch (report[0] still 0) stores report[1..4] = what was found, report[5..8] =
+ *                expect, then report[0] = 1. Never waits; the stream goes on either way (the host reports
+ *                the error and releases the streams).
+ * Operations of one call run in order. CUDA: waits and writes are stream memory operations
+ * (cuStreamBatchMemOp) where the device supports them, else kernels; STAMP_CHECK is a one-thread kernel. */
+#define HETCCL_GPU_OP_WAIT_GEQ 1
+#define HETCCL_GPU_OP_WAIT_EQ 2
+#define HETCCL_GPU_OP_WRITE 3
+#define HETCCL_GPU_OP_STAMP_CHECK 4
 #define HETCCL_GPU_REPORT_WORDS 9
 /* streamOps takes at most this many operations per call. */
 #define HETCCL_GPU_MAX_STREAM_OPS 8
@@ -83,11 +81,9 @@ typedef struct {
   uint32_t kind;      /* HETCCL_GPU_OP_* */
   uint32_t reserved;  /* 0 */
   uint64_t* word;
-  const uint64_t* base;
-  int64_t offset;
-  uint64_t arg[4];
-  uint64_t* report;       /* STAMP_CHECK */
-  const uint64_t* abort;  /* WAIT */
+  uint64_t value;      /* WAIT_*, WRITE */
+  uint64_t expect[4];  /* STAMP_CHECK */
+  uint64_t* report;    /* STAMP_CHECK */
 } hetcclGpuStreamOp_t;
 
 /* Reduction operators (values of hetccl::RedOpKind; Avg and PreMulSum accumulate as Sum). Data types are
@@ -173,8 +169,7 @@ typedef struct {
 
   /* ---- v2 ---- */
   /* Queues `count` (1..HETCCL_GPU_MAX_STREAM_OPS) operations on `stream`, run in order (see
-   * HETCCL_GPU_OP_*). CUDA: one single-thread kernel (it occupies the stream, and a little of one
-   * multiprocessor, while it waits). Capturable into a graph. */
+   * HETCCL_GPU_OP_*). Capturable into a graph. */
   int (*streamOps)(void* stream, const hetcclGpuStreamOp_t* ops, unsigned count);
   /* *capturing = 1 while `stream` is being captured into a graph (an origin stream, or one that joined a
    * capture), else 0; *captureId identifies the capture (0 when none). */

@@ -260,8 +260,7 @@ class Device {
       if (h.kind == Op::WaitEvent) out += concat(" event completed ", h.event->completed.load());
       if (h.kind == Op::Batch && h.next < h.batch.size()) {
         const hetcclGpuStreamOp_t& b = h.batch[h.next];
-        out += concat(" batch op ", h.next, " kind ", b.kind, " word now ", load(b.word), " target ",
-                      (b.base ? load(b.base) : 0) + static_cast<uint64_t>(b.offset));
+        out += concat(" batch op ", h.next, " kind ", b.kind, " word now ", load(b.word), " value ", b.value);
       }
       out += "\n";
     };
@@ -290,32 +289,22 @@ class Device {
   static bool runBatch(Op& op) {
     for (; op.next < op.batch.size(); ++op.next) {
       const hetcclGpuStreamOp_t& b = op.batch[op.next];
-      const uint64_t target = (b.base ? load(b.base) : 0) + static_cast<uint64_t>(b.offset);
       switch (b.kind) {
-        case HETCCL_GPU_OP_WAIT:
-          if (static_cast<int64_t>(load(b.word) - target) < 0 && !(b.abort && load(b.abort))) return false;
+        case HETCCL_GPU_OP_WAIT_GEQ:
+          if (static_cast<int64_t>(load(b.word) - b.value) < 0) return false;
           break;
-        case HETCCL_GPU_OP_WRITE: store(b.word, target); break;
-        case HETCCL_GPU_OP_ADVANCE: {
-          const uint64_t v = load(b.word) + static_cast<uint64_t>(b.offset);
-          store(b.word, (v + b.arg[0] - 1) / b.arg[0] * b.arg[0]);
+        case HETCCL_GPU_OP_WAIT_EQ:
+          if (load(b.word) != b.value) return false;
           break;
-        }
-        case HETCCL_GPU_OP_STAMP_WRITE:
-          store(b.word + 0, b.arg[0]);
-          store(b.word + 1, target);
-          store(b.word + 2, b.arg[2]);
-          store(b.word + 3, b.arg[3]);
-          break;
+        case HETCCL_GPU_OP_WRITE: store(b.word, b.value); break;
         case HETCCL_GPU_OP_STAMP_CHECK: {
-          const uint64_t want[4] = {b.arg[0], target, b.arg[2], b.arg[3]};
           uint64_t got[4];
           bool same = true;
-          for (int w = 0; w < 4; ++w) same = (got[w] = load(b.word + w)) == want[w] && same;
+          for (int w = 0; w < 4; ++w) same = (got[w] = load(b.word + w)) == b.expect[w] && same;
           if (!same && load(b.report) == 0) {
             for (int w = 0; w < 4; ++w) {
               store(b.report + 1 + w, got[w]);
-              store(b.report + 5 + w, want[w]);
+              store(b.report + 5 + w, b.expect[w]);
             }
             store(b.report, 1);
           }
@@ -520,9 +509,8 @@ int streamOps(void* s, const hetcclGpuStreamOp_t* ops, unsigned count) {
   Op op{Op::Batch};
   for (unsigned i = 0; i < count; ++i) {
     const hetcclGpuStreamOp_t& b = ops[i];
-    if (b.kind < HETCCL_GPU_OP_WAIT || b.kind > HETCCL_GPU_OP_STAMP_CHECK || !b.word ||
-        reinterpret_cast<uintptr_t>(b.word) % 8 || (b.kind == HETCCL_GPU_OP_STAMP_CHECK && !b.report) ||
-        (b.kind == HETCCL_GPU_OP_ADVANCE && b.arg[0] == 0))
+    if (b.kind < HETCCL_GPU_OP_WAIT_GEQ || b.kind > HETCCL_GPU_OP_STAMP_CHECK || !b.word ||
+        reinterpret_cast<uintptr_t>(b.word) % 8 || (b.kind == HETCCL_GPU_OP_STAMP_CHECK && !b.report))
       return failWith("streamOps: bad operation");
     op.batch.push_back(b);
   }
