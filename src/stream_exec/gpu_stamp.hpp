@@ -7,8 +7,9 @@
 //   word0  magic 0x48435331 | call kind << 32 | data type << 40 | reduction op << 48 (0xff: none) | 0 << 56.
 //          They describe the group: its only operation, else its first collective; a group of sends and
 //          receives only is stamped as "send" (the receiver's Recv matches the peer's Send).
-//   word1  the group's sequence number on this communicator's device path, counted by the streams
-//          themselves (eager calls and graph replays alike), so both ranks count groups identically.
+//   word1  the call's number among this rank's device calls on the stream pipeline (eager and captured
+//          calls alike, counted when the call is made; a captured call keeps its number on every
+//          replay), identical on every rank that makes the same calls.
 //   word2  bytes the group moves on this ring (the sender's total to this receiver), so that ranks
 //          whose counts differ disagree on the first piece already.
 //   word3  the piece's number on this ring within the group (0, 1, ...).

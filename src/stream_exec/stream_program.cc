@@ -215,14 +215,12 @@ class Compiler {
     const GpuRing& ring = *res_.rings->out[st.peer];
     const uint64_t pieces = piecesOf(st.bytes, ring.slotBytes());
     const char* src = address(st.src);
-    if (pieces) {
-      OpList ops;
-      addSlotEmpty(ops, st.peer, sent_[st.peer]);  // wait:slot-empty-first
-      queue(ops, stream, "streamOps(wait for an empty ring slot)");
-    }
     for (uint64_t j = 0; j < pieces; ++j) {
       const uint64_t k = sent_[st.peer]++;
       const uint64_t off = j * ring.slotBytes();
+      OpList wait;
+      addSlotEmpty(wait, st.peer, k);  // wait:slot-empty
+      queue(wait, stream, "streamOps(wait for an empty ring slot)");
       call(gpu_.memcpyAsync(ring.slot(k), src + off, std::min<uint64_t>(ring.slotBytes(), st.bytes - off), stream),
            "memcpyAsync(device to ring)");
       uint64_t* header = ring.devSlotHeader(k);
@@ -231,7 +229,6 @@ class Compiler {
       OpList ops;
       for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, header + 1 + w, words[w]);
       ops.add(HETCCL_GPU_OP_WRITE, header, kSlotFull);  // after the data and the stamp
-      if (j + 1 < pieces) addSlotEmpty(ops, st.peer, k + 1);  // wait:slot-empty-next
       queue(ops, stream, "streamOps(stamp and publish a piece)");
     }
   }

@@ -78,8 +78,8 @@ typedef void (*hetcclGpuLogger_v1_t)(int level, const char* file, int line, cons
 #define HETCCL_GPU_MAX_STREAM_OPS 8
 
 typedef struct {
-  uint32_t kind;      /* HETCCL_GPU_OP_* */
-  uint32_t reserved;  /* 0 */
+  uint32_t kind;   /* HETCCL_GPU_OP_* */
+  uint32_t flags;  /* 0, or HETCCL_GPU_FLAG_FORCE_KERNEL: run it in the kernel even where memory ops work */
   uint64_t* word;
   uint64_t value;      /* WAIT_*, WRITE */
   uint64_t expect[4];  /* STAMP_CHECK */

@@ -41,10 +41,13 @@ int streamOps(void* stream, const hetcclGpuStreamOp_t* ops, unsigned count) {
     if (const char* why = invalid(ops[i])) return fail(HETCCL_GPU_ERR_ARGUMENT, "streamOps", why);
   const auto s = static_cast<gpuStream_t>(stream);
   const bool native = nativeOnCurrentDevice();
+  auto inKernel = [&](const hetcclGpuStreamOp_t& op) {
+    return !native || op.kind == HETCCL_GPU_OP_STAMP_CHECK || (op.flags & HETCCL_GPU_FLAG_FORCE_KERNEL);
+  };
   for (unsigned begin = 0; begin < count;) {
-    const bool kernel = !native || ops[begin].kind == HETCCL_GPU_OP_STAMP_CHECK;
+    const bool kernel = inKernel(ops[begin]);
     unsigned end = begin + 1;
-    while (end < count && (!native || ops[end].kind == HETCCL_GPU_OP_STAMP_CHECK) == kernel) ++end;
+    while (end < count && inKernel(ops[end]) == kernel) ++end;
     if (kernel) {
       if (const int rc = preloadKernelsOnce()) return rc;
       if (const int rc = check(launchStreamOpsKernel(ops + begin, end - begin, s), "streamOps (kernel launch)"))

@@ -132,6 +132,28 @@ TEST_F(GraphTest, EveryCollectiveReplaysWithFreshInputsBetweenEagerCallsAndOther
   }
 }
 
+// Many slots let a receiver copy pieces into its landing buffers far ahead of the reductions that read
+// them, and a sender fill slot after slot ahead of its receiver: only the waits keep them apart.
+TEST_F(GraphTest, ManySlotsAndLongMessagesReplayExactly) {
+  ScopedEnv slots("HETCCL_GPU_SLOTS", "16");
+  ScopedEnv pieces("HETCCL_GPU_MIN_CHUNK_BYTES", "65536");
+  ScopedEnv ring("HETCCL_GPU_PAIR_EXCHANGE_BYTES", "0");  // reduce-scatter + all-gather: pieces reduced on arrival
+  SimWorld world({"2", {0, 1}});
+  CollCase c;
+  c.layout = world.layout();
+  c.count = 48 * 16384 + 5;  // 25 pieces of 64 KiB each way, more than the slots and the landing buffers
+  CollCaseRounds rounds(c);
+  auto graphs = capture(world, rounds);
+  for (int round = 1; round <= 3; ++round) {
+    rounds.refill(round);
+    for (int r = 0; r < 2; ++r) test::sim::launch(graphs[r], world.userStream(r));
+    synchronize(world);
+    ASSERT_EQ(rounds.check(), "") << "replay " << round;
+    c.round = round;
+    ASSERT_EQ(world.run(c), "") << "eager " << round;
+  }
+}
+
 TEST_F(GraphTest, TwoCapturesOfOneCommunicatorAtOnceAreRefused) {
   SimWorld world({"2", {0, 1}});
   CollCase c;
