@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "comm/call_check.hpp"
+#include "comm/config_agreement.hpp"
 #include "comm/device_path.hpp"
 #include "comm/links.hpp"
 #include "comm/vendor_route.hpp"
@@ -37,12 +38,12 @@ algo::Topology makeTopology(const bootstrap::Bootstrap& boot) {
 
 // HETCCL_DEVICE: host, cuda, or auto (cuda when the CUDA plugin loads and sees a device). A GPU rank is
 // bound to the device current on the calling thread, as NCCL binds a communicator.
-const hetcclGpuPlugin_v1_t* selectDevice(DeviceKind& kind, int& device) {
+const hetcclGpuPlugin_t* selectDevice(DeviceKind& kind, int& device) {
   const std::string want = config().str("HETCCL_DEVICE");
   if (want != "auto" && want != "host" && want != "cuda")
     throw InvalidArgument(concat("HETCCL_DEVICE='", want, "' is not one of auto, host, cuda"));
   if (want == "host") return nullptr;
-  const hetcclGpuPlugin_v1_t* gpu = device::loadCudaPlugin();
+  const hetcclGpuPlugin_t* gpu = device::loadCudaPlugin();
   if (!gpu) {
     if (want == "cuda")
       throw InvalidUsage(concat("HETCCL_DEVICE=cuda but the CUDA plugin is unavailable: ",
@@ -58,8 +59,9 @@ const hetcclGpuPlugin_v1_t* selectDevice(DeviceKind& kind, int& device) {
 }  // namespace
 
 Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
-                           const hetcclGpuPlugin_v1_t* gpu)
+                           const hetcclGpuPlugin_t* gpu)
     : boot_(std::move(boot)), topology_(makeTopology(*boot_)), gpu_(gpu) {
+  checkConfigAgrees(*boot_, config());  // before anything depends on them: every rank fails alike
   std::string forced = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
   try {
     links_ = std::make_unique<LinkSet>(*boot_, forced, &aborted_, Deadline::fromConfig());
@@ -93,7 +95,7 @@ std::unique_ptr<Communicator> Communicator::create(const bootstrap::UniqueId& id
   config().checkSizes();  // an absurd size fails here, on every rank that has it, before any connection
   DeviceKind kind = DeviceKind::Host;
   int device = -1;
-  const hetcclGpuPlugin_v1_t* gpu = selectDevice(kind, device);
+  const hetcclGpuPlugin_t* gpu = selectDevice(kind, device);
   PeerInfo self = bootstrap::detectSelf(rank, kind, device);
   std::shared_ptr<bootstrap::Bootstrap> boot = bootstrap::connect(id, rank, nranks, self, Deadline::fromConfig());
   return std::unique_ptr<Communicator>(new Communicator(std::move(boot), options, gpu));

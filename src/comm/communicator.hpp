@@ -85,7 +85,7 @@ class Communicator {
 
  private:
   Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
-               const hetcclGpuPlugin_v1_t* gpu);
+               const hetcclGpuPlugin_t* gpu);
   void checkUsable() const;
   void runHost(std::span<const algo::CollOp> ops);
   /// Single all-GPU domain: creates the vendor communicator every device call is delegated to
@@ -122,7 +122,7 @@ class Communicator {
   std::vector<UserOp> userOps_;
   uint32_t splitCount_ = 0;
   bool checkCalls_ = false;  // HETCCL_CHECK_CALLS
-  const hetcclGpuPlugin_v1_t* gpu_ = nullptr;  // loaded CUDA runtime plugin, when this rank has a GPU
+  const hetcclGpuPlugin_t* gpu_ = nullptr;  // loaded CUDA runtime plugin, when this rank has a GPU
   std::unique_ptr<DevicePath> devicePath_;      // host staging of device calls, or...
   std::unique_ptr<stream_exec::StreamExecutor> streamExec_;  // ...the stream pipeline (GPU ranks of one host)
   domain::VendorCcl* vendor_ = nullptr;         // single all-GPU domain: its vendor library...

@@ -16,7 +16,7 @@ uint64_t* doneFlag(uint64_t* flags) { return flags + 8; }  // its own cache line
 
 }  // namespace
 
-DevicePath::DevicePath(const hetcclGpuPlugin_v1_t& gpu, int device, int rank, int nranks, HostRunner runHost,
+DevicePath::DevicePath(const hetcclGpuPlugin_t& gpu, int device, int rank, int nranks, HostRunner runHost,
                        FailureSink onFailure, const std::atomic<bool>* abortFlag)
     : gpu_(gpu),
       device_(device),
@@ -51,6 +51,16 @@ void DevicePath::check(int rc, const char* what) const {
 }
 
 void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
+  // A graph replays what the stream does, but not this path's host thread (and the flags' values are
+  // baked in): a replay would return the previous call's data. Refuse before queuing anything.
+  int capturing = 0;
+  uint64_t captureId = 0;
+  check(gpu_.streamCaptureInfo(stream, &capturing, &captureId), "streamCaptureInfo");
+  if (capturing)
+    throw InvalidUsage(concat("rank ", rank_, ": device collectives on the staged path (through host memory and the ",
+                              "host engine: GPU and CPU ranks mixed, several hosts, HETCCL_GPU_EXEC=staged or ",
+                              "HETCCL_VENDOR_CCL=off) cannot be captured into a CUDA graph; call them outside the ",
+                              "capture, or use the stream pipeline (GPU ranks of one host) or a single vendor domain"));
   Work w;
   w.ops = std::move(ops);
   w.plan = StagingPlan::build(w.ops, rank_, nranks_);

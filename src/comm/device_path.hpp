@@ -43,7 +43,7 @@ class DevicePath {
   /// Told about a failure the host runner did not report itself; the communicator makes it sticky.
   using FailureSink = std::function<void(const std::exception&)>;
 
-  DevicePath(const hetcclGpuPlugin_v1_t& gpu, int device, int rank, int nranks, HostRunner runHost,
+  DevicePath(const hetcclGpuPlugin_t& gpu, int device, int rank, int nranks, HostRunner runHost,
              FailureSink onFailure, const std::atomic<bool>* abortFlag);
   /// Drains queued work (or releases it unrun after an abort), joins the thread, frees staging.
   ~DevicePath();
@@ -52,7 +52,8 @@ class DevicePath {
 
   /// Queues a group ordered on `stream` (nullptr: the default stream). Returns at once, except when the
   /// group needs more staging than is allocated: then it first waits for the queued groups (drain()).
-  /// One calling thread at a time (as for any communicator).
+  /// One calling thread at a time (as for any communicator). Throws InvalidUsage, queuing nothing, when
+  /// `stream` is being captured into a CUDA graph (this path's host thread would not run on replays).
   void enqueue(std::vector<algo::CollOp> ops, void* stream);
   /// Waits until every queued group has finished (or was released after a failure); TimeoutError after
   /// HETCCL_TIMEOUT (a user stream that never reaches its queued collectives).
@@ -71,7 +72,7 @@ class DevicePath {
   void ensureStaging(size_t bytes);  // calling thread only: drains, then reallocates
   void check(int rc, const char* what) const;
 
-  const hetcclGpuPlugin_v1_t& gpu_;
+  const hetcclGpuPlugin_t& gpu_;
   const int device_, rank_, nranks_;
   HostRunner runHost_;
   FailureSink onFailure_;

@@ -9,7 +9,7 @@
 
 namespace hetccl::device {
 
-GpuRuntime::GpuRuntime(const hetcclGpuPlugin_v1_t& plugin, MemoryKind kind) : plugin_(plugin), kind_(kind) {
+GpuRuntime::GpuRuntime(const hetcclGpuPlugin_t& plugin, MemoryKind kind) : plugin_(plugin), kind_(kind) {
   int runtimeVersion = 0, driverVersion = 0;
   name_ = plugin_.name;
   if (plugin_.versions(&runtimeVersion, &driverVersion) == HETCCL_GPU_OK && runtimeVersion > 0)
@@ -162,7 +162,7 @@ void GpuRuntime::divide(void* buf, size_t count, DataType type, uint64_t n, Stre
 
 GpuRuntime* cudaRuntime() {
   static GpuRuntime* const runtime = []() -> GpuRuntime* {
-    const hetcclGpuPlugin_v1_t* plugin = loadCudaPlugin();
+    const hetcclGpuPlugin_t* plugin = loadCudaPlugin();
     if (!plugin) return nullptr;
     auto owned = std::make_unique<GpuRuntime>(*plugin, MemoryKind::Cuda);
     GpuRuntime* raw = owned.get();

@@ -23,7 +23,7 @@ class GpuRuntime final : public Runtime {
   using Event = void*;
 
   /// Wraps an initialised plugin (loadCudaPlugin()) for memory of `kind`.
-  GpuRuntime(const hetcclGpuPlugin_v1_t& plugin, MemoryKind kind);
+  GpuRuntime(const hetcclGpuPlugin_t& plugin, MemoryKind kind);
 
   // --- Runtime ---
   MemoryKind kind() const noexcept override { return kind_; }
@@ -92,13 +92,13 @@ class GpuRuntime final : public Runtime {
   /// buf = buf / n (Avg; integers truncate toward zero; n == 0 changes nothing).
   void divide(void* buf, size_t count, DataType type, uint64_t n, Stream stream);
 
-  const hetcclGpuPlugin_v1_t& plugin() const noexcept { return plugin_; }
+  const hetcclGpuPlugin_t& plugin() const noexcept { return plugin_; }
 
  private:
   /// Throws for a nonzero plugin result (see the top of this file).
   void check(int rc) const;
 
-  const hetcclGpuPlugin_v1_t& plugin_;
+  const hetcclGpuPlugin_t& plugin_;
   MemoryKind kind_;
   std::string name_;
 };

@@ -45,7 +45,7 @@ std::vector<std::string> candidates(const char* fileName, const char* configVar)
 }
 
 struct LoadResult {
-  const hetcclGpuPlugin_v1_t* plugin = nullptr;
+  const hetcclGpuPlugin_t* plugin = nullptr;
   std::string reason;  // why plugin is null
 };
 
@@ -67,11 +67,13 @@ LoadResult loadGpuPlugin(const char* fileName, const char* configVar) {
     result.reason = concat(fileName, " not loaded (", openErrors, ")");
     return result;
   }
-  const auto* plugin = static_cast<const hetcclGpuPlugin_v1_t*>(dlsym(handle, HETCCL_GPU_PLUGIN_SYMBOL_V1));
+  const auto* plugin = static_cast<const hetcclGpuPlugin_t*>(dlsym(handle, HETCCL_GPU_PLUGIN_SYMBOL_V2));
   if (!plugin || plugin->version != HETCCL_GPU_PLUGIN_VERSION) {
-    result.reason = plugin ? concat(path, " implements GPU plugin interface version ", plugin->version,
-                                    ", this hetccl needs ", HETCCL_GPU_PLUGIN_VERSION)
-                           : concat(path, " has no symbol ", HETCCL_GPU_PLUGIN_SYMBOL_V1);
+    const bool v1 = !plugin && dlsym(handle, "hetcclGpuPlugin_v1");  // an older plugin: say so
+    const int found = plugin ? plugin->version : 1;
+    result.reason = plugin || v1 ? concat(path, " implements GPU plugin interface version ", found,
+                                          ", this hetccl needs ", HETCCL_GPU_PLUGIN_VERSION)
+                                 : concat(path, " has no symbol ", HETCCL_GPU_PLUGIN_SYMBOL_V2);
     dlclose(handle);  // nothing of it ran yet
     return result;
   }
@@ -90,7 +92,7 @@ LoadResult gCuda;
 
 }  // namespace
 
-const hetcclGpuPlugin_v1_t* loadCudaPlugin() {
+const hetcclGpuPlugin_t* loadCudaPlugin() {
   std::call_once(gCudaOnce, [] {
     try {
       gCuda = loadGpuPlugin(kCudaPluginFile, "HETCCL_CUDA_PLUGIN");

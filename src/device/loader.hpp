@@ -9,7 +9,7 @@
 namespace hetccl::device {
 
 /// The CUDA plugin's interface, opened and initialised once per process (thread-safe), or nullptr when it
-/// is unavailable: no plugin file, no `hetcclGpuPlugin_v1` symbol, another interface version, no driver or
+/// is unavailable: no plugin file, no `hetcclGpuPlugin_v2` symbol, another interface version, no driver or
 /// no device. A nullptr answer is logged once at INFO with the reason; it is the normal case on a CPU-only
 /// host. Where it looks, in order:
 ///   1. HETCCL_CUDA_PLUGIN, when set (only there);
@@ -18,7 +18,7 @@ namespace hetccl::device {
 ///   3. libhetccl-cuda.so through the dynamic loader's search path (LD_LIBRARY_PATH, rpath, ld.so.cache).
 /// Opened with RTLD_NOW | RTLD_LOCAL and never closed once initialised (the vendor runtime it holds lives
 /// until the process exits).
-const hetcclGpuPlugin_v1_t* loadCudaPlugin();
+const hetcclGpuPlugin_t* loadCudaPlugin();
 
 /// Why loadCudaPlugin() returned nullptr ("" when it returned a plugin or was not called yet).
 std::string cudaPluginUnavailableReason();

@@ -19,7 +19,7 @@ struct BackgroundOp::Shared {
 
 namespace {
 
-const hetcclGpuPlugin_v1_t* gpuPlugin() noexcept {
+const hetcclGpuPlugin_t* gpuPlugin() noexcept {
   if (config().str("HETCCL_DEVICE") == "host") return nullptr;
   return device::loadCudaPlugin();
 }
@@ -27,7 +27,7 @@ const hetcclGpuPlugin_v1_t* gpuPlugin() noexcept {
 }  // namespace
 
 int currentDevice() noexcept {
-  const hetcclGpuPlugin_v1_t* gpu = gpuPlugin();
+  const hetcclGpuPlugin_t* gpu = gpuPlugin();
   int device = -1;
   if (!gpu || gpu->getDevice(&device) != HETCCL_GPU_OK) return -1;
   return device;
@@ -39,7 +39,7 @@ std::unique_ptr<BackgroundOp> BackgroundOp::start(Body body, int device) {
   try {
     op->thread_ = std::thread([shared, body = std::move(body), device] {
       OpOutcome out;
-      const hetcclGpuPlugin_v1_t* gpu = device >= 0 ? gpuPlugin() : nullptr;
+      const hetcclGpuPlugin_t* gpu = device >= 0 ? gpuPlugin() : nullptr;
       if (gpu && gpu->setDevice(device) != HETCCL_GPU_OK) {
         out.result = hetcclUnhandledCudaError;
         out.message = concat("cannot make device ", device, " current on the background thread: ", gpu->lastError());

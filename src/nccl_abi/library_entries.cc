@@ -25,8 +25,8 @@ int reportedVersion() {
 }
 
 /// The CUDA plugin for device memory, or InvalidUsage saying why there is none.
-const hetcclGpuPlugin_v1_t& gpu(const char* fn) {
-  const hetcclGpuPlugin_v1_t* g =
+const hetcclGpuPlugin_t& gpu(const char* fn) {
+  const hetcclGpuPlugin_t* g =
       hetccl::config().str("HETCCL_DEVICE") == "host" ? nullptr : hetccl::device::loadCudaPlugin();
   if (!g)
     throw hetccl::InvalidUsage(hetccl::concat("no GPU in this process for ", fn,
@@ -80,7 +80,7 @@ HETCCL_NCCL_EXPORT ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   return run("ncclMemAlloc", [&] {
     if (!ptr || size == 0)
       throw hetccl::InvalidArgument(hetccl::concat("invalid arguments: ptr ", ptr ? "set" : "NULL", ", size ", size));
-    const hetcclGpuPlugin_v1_t& g = gpu("ncclMemAlloc");
+    const hetcclGpuPlugin_t& g = gpu("ncclMemAlloc");
     if (g.allocDevice(ptr, size) != HETCCL_GPU_OK)
       throw hetccl::Error(hetccl::Result::UnhandledCudaError,
                           hetccl::concat("cannot allocate ", size, " bytes: ", g.lastError()));
@@ -92,7 +92,7 @@ HETCCL_NCCL_EXPORT ncclResult_t ncclMemFree(void* ptr) {
   HETCCL_NCCL_ROUTE_VENDOR(ncclMemFree, ptr);
   if (!ptr) return ncclSuccess;
   return run("ncclMemFree", [&] {
-    const hetcclGpuPlugin_v1_t& g = gpu("ncclMemFree");
+    const hetcclGpuPlugin_t& g = gpu("ncclMemFree");
     if (g.freeDevice(ptr) != HETCCL_GPU_OK)
       throw hetccl::Error(hetccl::Result::UnhandledCudaError, hetccl::concat("cannot free ", ptr, ": ", g.lastError()));
   });

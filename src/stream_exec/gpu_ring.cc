@@ -17,7 +17,8 @@ using transport::shm::ShmSegment;
 
 constexpr size_t kPageBytes = 4096;
 
-size_t dataOffset() { return (sizeof(GpuRingHeader) + kPageBytes - 1) / kPageBytes * kPageBytes; }
+size_t headersEnd(uint32_t slots) { return GpuRing::headerOffset() + size_t{slots} * kGpuSlotHeaderBytes; }
+size_t dataOffset(uint32_t slots) { return (headersEnd(slots) + kPageBytes - 1) / kPageBytes * kPageBytes; }
 
 /// What every rank publishes: the random part of the names of the rings it receives on.
 struct NameTag {
@@ -48,7 +49,7 @@ std::string ringName(const NameTag& receiverTag, int from, int to) {
 }
 
 ShmSegment createRing(const std::string& name, int from, int to, uint32_t slots, uint64_t slotBytes) {
-  const size_t total = dataOffset() + size_t{slots} * slotBytes;
+  const size_t total = dataOffset(slots) + size_t{slots} * slotBytes;
   ShmSegment seg = ShmSegment::create(name, total);
   auto* h = new (seg.data()) GpuRingHeader{};
   h->version = kGpuRingVersion;
@@ -57,8 +58,8 @@ ShmSegment createRing(const std::string& name, int from, int to, uint32_t slots,
   h->totalBytes = total;
   h->fromRank = from;
   h->toRank = to;
-  h->published = 0;
-  h->consumed = 0;
+  for (uint64_t& w : h->report) w = 0;
+  std::memset(static_cast<char*>(seg.data()) + GpuRing::headerOffset(), 0, size_t{slots} * kGpuSlotHeaderBytes);  // empty
   h->magic.store(kGpuRingMagic, std::memory_order_release);
   return seg;
 }
@@ -74,7 +75,7 @@ ShmSegment openRing(const std::string& name, const PeerInfo& peer, int self) {
   if (h->magic.load(std::memory_order_acquire) != kGpuRingMagic || h->version != kGpuRingVersion)
     throw bad("has a bad magic or version");
   if (h->slots == 0 || h->slotBytes == 0 || h->slotBytes % 64 != 0 ||
-      h->totalBytes != dataOffset() + size_t{h->slots} * h->slotBytes || h->totalBytes != seg->size())
+      h->totalBytes != dataOffset(h->slots) + size_t{h->slots} * h->slotBytes || h->totalBytes != seg->size())
     throw bad(concat("has a bad geometry (", h->slots, " x ", h->slotBytes, " bytes in ", seg->size(), ")"));
   if (h->fromRank != peer.rank || h->toRank != self) throw bad(concat("is for ranks ", h->fromRank, "->", h->toRank));
   return std::move(*seg);
@@ -82,11 +83,20 @@ ShmSegment openRing(const std::string& name, const PeerInfo& peer, int self) {
 
 }  // namespace
 
-GpuRing::GpuRing(ShmSegment segment, const hetcclGpuPlugin_v1_t& gpu) : segment_(std::move(segment)), gpu_(gpu) {
+size_t GpuRing::headerOffset() { return (sizeof(GpuRingHeader) + 63) / 64 * 64; }
+
+GpuRing::GpuRing(ShmSegment segment, const hetcclGpuPlugin_t& gpu) : segment_(std::move(segment)), gpu_(gpu) {
   if (gpu_.hostRegister(segment_.data(), segment_.size()) != HETCCL_GPU_OK)
     throw Error(Result::UnhandledCudaError, concat("registering GPU ring ", segment_.name(), " (", segment_.size(),
                                                    " bytes) with ", gpu_.name, ": ", gpu_.lastError()));
-  data_ = static_cast<char*>(segment_.data()) + dataOffset();
+  data_ = static_cast<char*>(segment_.data()) + dataOffset(slots());
+  void* dev = nullptr;
+  if (gpu_.devicePointer(segment_.data(), &dev) != HETCCL_GPU_OK) {
+    const std::string why = gpu_.lastError();
+    gpu_.hostUnregister(segment_.data());
+    throw Error(Result::UnhandledCudaError, concat("device address of GPU ring ", segment_.name(), ": ", why));
+  }
+  dev_ = static_cast<char*>(dev);
 }
 
 GpuRing::~GpuRing() {
@@ -94,7 +104,7 @@ GpuRing::~GpuRing() {
     HETCCL_WARN(log::kShm, "unregistering GPU ring ", segment_.name(), ": ", gpu_.lastError());
 }
 
-GpuRingSet GpuRingSet::build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_v1_t& gpu, uint32_t slots,
+GpuRingSet GpuRingSet::build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_t& gpu, uint32_t slots,
                              uint64_t slotBytes) {
   const int n = boot.size(), self = boot.rank();
   if (slots == 0 || slotBytes == 0 || slotBytes % 64 != 0)

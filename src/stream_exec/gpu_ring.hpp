@@ -6,13 +6,18 @@
 // GPUs: the same ring joins an NVIDIA and an AMD GPU.
 //
 // Layout (offsets multiples of 64; slots start on a 4 KiB page):
-//   GpuRingHeader   magic/version/geometry/identity, then two counters on their own cache lines:
-//     published    pieces the sender's stream has finished copying in (written by the sender's GPU)
-//     consumed     pieces the receiver's stream has finished copying out (written by the receiver's GPU)
+//   GpuRingHeader   magic/version/geometry/identity, then on its own cache line:
+//     report       the first call-stamp mismatch the receiver's stream found (HETCCL_GPU_OP_STAMP_CHECK:
+//                  state, the stamp found, the stamp expected); both ranks' monitors read it
+//   headers[slots] 64 bytes per slot: word 0 the slot's state (0 empty, 1 full), words 1-4 the call stamp
+//                  of the piece in it (gpu_stamp.hpp)
 //   slots[slots][slotBytes]
-// Piece i lives in slot i % slots. The sender may fill piece i once consumed >= i + 1 - slots; the
-// receiver may read it once published >= i + 1. Both counters only grow (GEQ waits), so they never need
-// resetting; the two ends count pieces identically because both compile the same schedule.
+// A handshake per slot, with constant values only: the sender waits until the slot is empty, copies the
+// piece in, writes its stamp and then state = 1; the receiver waits until state == 1, checks the stamp,
+// copies the piece out and writes state = 0. Every group of device calls starts at slot 0 and puts its
+// k-th piece on the ring into slot k % slots, so nothing the host knows about earlier calls is baked into
+// the queued work: the same work captured into a CUDA graph is right on every replay. Both ends count
+// pieces identically because both compile the same schedule.
 #pragma once
 
 #include <atomic>
@@ -28,7 +33,9 @@
 namespace hetccl::stream_exec {
 
 inline constexpr uint64_t kGpuRingMagic = 0x4753'6c63'6374'6568ull;  // "hetcclSG"
-inline constexpr uint32_t kGpuRingVersion = 1;
+inline constexpr uint32_t kGpuRingVersion = 2;
+inline constexpr size_t kGpuSlotHeaderBytes = 64;  ///< per slot: state word + 32-byte stamp
+inline constexpr uint64_t kSlotEmpty = 0, kSlotFull = 1;
 
 struct alignas(64) GpuRingHeader {
   std::atomic<uint64_t> magic;  ///< kGpuRingMagic once initialised (stored last, release)
@@ -38,33 +45,42 @@ struct alignas(64) GpuRingHeader {
   uint64_t totalBytes;
   int32_t fromRank;
   int32_t toRank;
-  alignas(64) uint64_t published;
-  alignas(64) uint64_t consumed;
+  alignas(64) uint64_t report[HETCCL_GPU_REPORT_WORDS];
 };
 
 /// One direction between this rank and a peer, mapped and registered. Move-only (via unique_ptr).
+/// Host addresses are for copies and the host; `dev*` addresses are what kernels use (devicePointer()).
 class GpuRing {
  public:
   /// `segment` holds an initialised ring; registers it with `gpu` (throws on failure).
-  GpuRing(transport::shm::ShmSegment segment, const hetcclGpuPlugin_v1_t& gpu);
+  GpuRing(transport::shm::ShmSegment segment, const hetcclGpuPlugin_t& gpu);
   ~GpuRing();
   GpuRing(const GpuRing&) = delete;
   GpuRing& operator=(const GpuRing&) = delete;
 
   uint32_t slots() const { return header()->slots; }
   uint64_t slotBytes() const { return header()->slotBytes; }
-  char* slot(uint64_t piece) const { return data_ + (piece % slots()) * slotBytes(); }
-  uint64_t* published() const { return &header()->published; }
-  uint64_t* consumed() const { return &header()->consumed; }
+  /// Slot of the k-th piece of a group.
+  char* slot(uint64_t k) const { return data_ + (k % slots()) * slotBytes(); }
+  /// The state word of that slot, followed by its stamp (4 words), as kernels address them.
+  uint64_t* devSlotHeader(uint64_t k) const { return offsetDev(headerOffset() + (k % slots()) * kGpuSlotHeaderBytes); }
+  uint64_t* devReport() const { return offsetDev(offsetof(GpuRingHeader, report)); }
+  /// Host views of the slot headers (state + stamp) and of the mismatch report (read by the monitor).
+  uint64_t* slotHeader(uint32_t slot) const {
+    return reinterpret_cast<uint64_t*>(static_cast<char*>(segment_.data()) + headerOffset() + slot * kGpuSlotHeaderBytes);
+  }
+  const uint64_t* report() const { return header()->report; }
 
-  /// Pieces this rank's streams have been given on this ring so far (counted at enqueue time).
-  uint64_t pieces = 0;
+  /// Where the slot headers start in the segment.
+  static size_t headerOffset();
 
  private:
   GpuRingHeader* header() const { return static_cast<GpuRingHeader*>(segment_.data()); }
+  uint64_t* offsetDev(size_t offset) const { return reinterpret_cast<uint64_t*>(dev_ + offset); }
   transport::shm::ShmSegment segment_;
-  const hetcclGpuPlugin_v1_t& gpu_;
+  const hetcclGpuPlugin_t& gpu_;
   char* data_ = nullptr;
+  char* dev_ = nullptr;  // the segment's address for kernels
 };
 
 /// Both directions to every other rank (all on this host). Built collectively over `boot`.
@@ -74,7 +90,7 @@ struct GpuRingSet {
 
   /// Every rank creates its outgoing rings (`slots` x `slotBytes`), then maps its incoming ones (the
   /// names are unlinked as soon as both ends hold them). Throws naming the peer on failure.
-  static GpuRingSet build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_v1_t& gpu, uint32_t slots,
+  static GpuRingSet build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_t& gpu, uint32_t slots,
                           uint64_t slotBytes);
 };
 

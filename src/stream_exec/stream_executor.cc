@@ -7,20 +7,27 @@
 #include "core/deadline.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "stream_exec/gpu_stamp.hpp"
 
 namespace hetccl::stream_exec {
 namespace {
 
-constexpr uint64_t kReleaseValue = uint64_t{1} << 62;  // beyond any piece count: every GEQ wait passes
+// Pinned control words the compute stream writes (index into StreamExecutor::control_, 64 bytes apart).
+constexpr int kDoneWord = 0;      // host number of the latest eager group done (eager groups only)
+constexpr int kStartedWord = 1;   // number of the call whose group started last
+constexpr int kFinishedWord = 2;  // number of the call whose group finished last
+constexpr int kControlWords = 3;
 
 uint64_t slotBytesFromConfig() {
   const int64_t v = config().integer("HETCCL_GPU_CHUNK_BYTES", 64 << 10, int64_t{1} << 30);
   return (static_cast<uint64_t>(v) + 63) & ~uint64_t{63};
 }
 
+uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
 }  // namespace
 
-StreamExecutor::StreamExecutor(const hetcclGpuPlugin_v1_t& gpu, int device, bootstrap::Bootstrap& boot,
+StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot,
                                algo::Topology topology, FailureSink onFailure, FailureCheck checkFailure,
                                const std::atomic<bool>* abortFlag)
     : gpu_(gpu),
@@ -43,18 +50,13 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_v1_t& gpu, int device, boot
   res_.rank = topology_.rank;
   res_.rings = &rings_;
   res_.events = &events_;
-  res_.send.assign(n, nullptr);
-  res_.recv.assign(n, nullptr);
-  res_.reduce.assign(n, nullptr);
   res_.landing.assign(n, {});
   sentBytes_.assign(n, 0);
   receivedBytes_.assign(n, 0);
-  check(gpu_.streamCreate(&res_.compute), "streamCreate(compute)");
+  createStreams(res_.eager);
+  createStreams(res_.capture);
   for (int p = 0; p < n; ++p) {
     if (p == topology_.rank) continue;
-    check(gpu_.streamCreate(&res_.send[p]), "streamCreate(send)");
-    check(gpu_.streamCreate(&res_.recv[p]), "streamCreate(receive)");
-    check(gpu_.streamCreate(&res_.reduce[p]), "streamCreate(reduce)");
     for (int k = 0; k < StreamResources::kLandingBuffers; ++k) {
       auto& land = res_.landing[p];
       check(gpu_.allocDevice(&land.buffer[k], slotBytes), "allocDevice(landing buffer)");
@@ -62,13 +64,34 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_v1_t& gpu, int device, boot
       check(gpu_.eventCreate(&land.reduced[k]), "eventCreate(reduced)");
     }
   }
-  void* flag = nullptr;
-  check(gpu_.allocPinned(&flag, 64), "allocPinned(done flag)");
-  doneFlag_ = static_cast<uint64_t*>(flag);
-  __atomic_store_n(doneFlag_, 0, __ATOMIC_RELEASE);
+  // Control words: pinned (the monitor reads them), written by the streams through their device address.
+  void* control = nullptr;
+  check(gpu_.allocPinned(&control, 64 * kControlWords), "allocPinned(control words)");
+  control_ = static_cast<uint64_t*>(control);
+  for (int w = 0; w < kControlWords; ++w) __atomic_store_n(controlWord(w), 0, __ATOMIC_RELEASE);
+  void* controlDev = nullptr;
+  check(gpu_.devicePointer(control_, &controlDev), "devicePointer(control words)");
+  auto* cdev = static_cast<uint64_t*>(controlDev);
+  res_.words.done = cdev + 8 * kDoneWord;
+  res_.words.started = cdev + 8 * kStartedWord;
+  res_.words.finished = cdev + 8 * kFinishedWord;
   thread_ = std::thread([this] { monitor(); });
   HETCCL_INFO(log::kInit, "rank ", topology_.rank, ": device calls use the ", describe(), ", chunk ", slotBytes,
               " bytes, ", slots, " slots per ring");
+}
+
+void StreamExecutor::createStreams(StreamSet& set) {
+  const int n = topology_.nranks;
+  set.send.assign(n, nullptr);
+  set.recv.assign(n, nullptr);
+  set.reduce.assign(n, nullptr);
+  check(gpu_.streamCreate(&set.compute), "streamCreate(compute)");
+  for (int p = 0; p < n; ++p) {
+    if (p == topology_.rank) continue;
+    check(gpu_.streamCreate(&set.send[p]), "streamCreate(send)");
+    check(gpu_.streamCreate(&set.recv[p]), "streamCreate(receive)");
+    check(gpu_.streamCreate(&set.reduce[p]), "streamCreate(reduce)");
+  }
 }
 
 StreamExecutor::~StreamExecutor() {
@@ -86,9 +109,13 @@ StreamExecutor::~StreamExecutor() {
   logTraffic();
   // Released work still runs on the streams: wait (bounded) until they are idle before freeing what they
   // use. A user stream that never reaches its collectives keeps them busy: then everything is leaked.
-  std::vector<void*> streams{res_.compute};
-  for (size_t p = 0; p < res_.send.size(); ++p)
-    if (res_.send[p]) streams.insert(streams.end(), {res_.send[p], res_.recv[p], res_.reduce[p]});
+  // (Graphs captured on this communicator must not be replayed after it is destroyed, as with NCCL.)
+  std::vector<void*> streams;
+  for (const StreamSet* set : {&res_.eager, &res_.capture}) {
+    if (set->compute) streams.push_back(set->compute);
+    for (size_t p = 0; p < set->send.size(); ++p)
+      if (set->send[p]) streams.insert(streams.end(), {set->send[p], set->recv[p], set->reduce[p]});
+  }
   const Deadline deadline = Deadline::fromConfig();
   bool idle = false;
   while (!idle && !deadline.expired()) {
@@ -109,7 +136,8 @@ StreamExecutor::~StreamExecutor() {
       if (land.reduced[k]) gpu_.eventDestroy(land.reduced[k]);
     }
   if (res_.scratch) gpu_.freeDevice(res_.scratch);
-  gpu_.freePinned(doneFlag_);
+  for (void* p : retiredScratch_) gpu_.freeDevice(p);
+  if (control_) gpu_.freePinned(control_);
 }
 
 const char* StreamExecutor::describe() { return "stream pipeline (copy engines through pinned shared-memory rings)"; }
@@ -125,24 +153,42 @@ void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
     std::lock_guard<std::mutex> lock(mu_);
     if (failed_) throw InvalidUsage(concat("rank ", topology_.rank, ": the device path failed earlier"));
   }
+  int capturing = 0;
+  uint64_t captureId = 0;
+  check(gpu_.streamCaptureInfo(stream, &capturing, &captureId), "streamCaptureInfo(user stream)");
+  if (capturing) {
+    // The capture streams stay in a capture until it ends: a second capture at once cannot use them.
+    int busy = 0;
+    uint64_t busyId = 0;
+    check(gpu_.streamCaptureInfo(res_.capture.compute, &busy, &busyId), "streamCaptureInfo(capture streams)");
+    if (busy && busyId != captureId)
+      throw InvalidUsage(concat("rank ", topology_.rank, ": device calls of one communicator are being captured into "
+                                "two CUDA graphs at once; end one capture before calling in the other"));
+  }
+  GroupInfo info;
+  info.captured = capturing != 0;
+  info.stampWord0 = groupStampWord0(ops);
   const algo::Schedule schedule = algo::plan(topology_, ops, tuning_);
-  ensureScratch(schedule.scratchBytes);
-  const uint64_t seq = nextSeq_ + 1;
+  ensureScratch(schedule.scratchBytes, info.captured);
+  info.eagerSeq = nextSeq_ + 1;
+  info.callSeq = ++callSeq_;  // every queued call, eager or captured: identical on every rank
   try {
-    enqueueSchedule(schedule, res_, stream, doneFlag_, seq);
+    enqueueSchedule(schedule, res_, stream, info);
   } catch (const std::exception& e) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      nextSeq_ = seq;
+      if (!info.captured) nextSeq_ = info.eagerSeq;
     }
     reportFailure(e);
     throw;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    nextSeq_ = seq;
+    if (info.captured) ++capturedGroups_;
+    else nextSeq_ = info.eagerSeq;
   }
   cv_.notify_all();
+  if (info.captured) return;
   for (const algo::Step& st : schedule.steps) {
     if (st.kind == algo::StepKind::Send) sentBytes_[st.peer] += st.bytes;
     if (st.kind == algo::StepKind::Recv || st.kind == algo::StepKind::RecvReduce) receivedBytes_[st.peer] += st.bytes;
@@ -161,7 +207,8 @@ void StreamExecutor::logTraffic() const {
     perPeer += concat(" ", p, ":", sentBytes_[p], "/", receivedBytes_[p]);
   }
   HETCCL_INFO(log::kEngine, "rank ", topology_.rank, ": device traffic sent ", sent, " received ", received,
-              " bytes in ", nextSeq_, " groups (per peer sent/received:", perPeer, ")");
+              " bytes in ", nextSeq_, " eager groups (per peer sent/received:", perPeer, "); ", capturedGroups_,
+              " groups captured into graphs");
 }
 
 void StreamExecutor::drain() {
@@ -173,10 +220,14 @@ void StreamExecutor::drain() {
                                       " queued device collective(s) not finished within HETCCL_TIMEOUT"));
 }
 
-void StreamExecutor::ensureScratch(size_t bytes) {
-  if (bytes <= scratchBytes_) return;
-  drain();  // nothing queued uses the old scratch any more
-  if (res_.scratch) gpu_.freeDevice(res_.scratch);
+void StreamExecutor::ensureScratch(size_t bytes, bool captured) {
+  if (bytes <= scratchBytes_) {
+    scratchCaptured_ = scratchCaptured_ || (captured && bytes > 0);
+    return;
+  }
+  drain();  // no eager group uses the old scratch any more
+  if (res_.scratch && scratchCaptured_) retiredScratch_.push_back(res_.scratch);  // graphs may still replay
+  else if (res_.scratch) gpu_.freeDevice(res_.scratch);
   res_.scratch = nullptr;
   scratchBytes_ = 0;
   void* p = nullptr;
@@ -184,12 +235,19 @@ void StreamExecutor::ensureScratch(size_t bytes) {
   check(gpu_.allocDevice(&p, want), "allocDevice(scratch)");
   res_.scratch = static_cast<char*>(p);
   scratchBytes_ = want;
+  scratchCaptured_ = captured;
 }
 
+// Every wait of this rank's streams is for a slot of a ring: full on the rings it receives on, empty on the
+// rings it sends on. Setting them so releases the streams (the outputs are then undefined); a peer may
+// still flip one back, so the monitor repeats this while anything is queued or on the device.
 void StreamExecutor::releaseStreams() {
   for (size_t p = 0; p < rings_.in.size(); ++p) {
-    if (rings_.in[p]) __atomic_store_n(rings_.in[p]->published(), kReleaseValue, __ATOMIC_RELEASE);
-    if (rings_.out[p]) __atomic_store_n(rings_.out[p]->consumed(), kReleaseValue, __ATOMIC_RELEASE);
+    if (!rings_.in[p]) continue;
+    for (uint32_t s = 0; s < rings_.in[p]->slots(); ++s)
+      __atomic_store_n(rings_.in[p]->slotHeader(s), kSlotFull, __ATOMIC_RELEASE);
+    for (uint32_t s = 0; s < rings_.out[p]->slots(); ++s)
+      __atomic_store_n(rings_.out[p]->slotHeader(s), kSlotEmpty, __ATOMIC_RELEASE);
   }
 }
 
@@ -205,35 +263,77 @@ void StreamExecutor::reportFailure(const std::exception& e) {
   cv_.notify_all();
 }
 
+void StreamExecutor::checkHealth(bool busy) {
+  if (busy) {  // while idle, a peer's exit or an abort is the communicator's business, not a device failure
+    checkFailure_();
+    if (abortFlag_ && abortFlag_->load()) throw AbortedError("communicator was aborted");
+  }
+  // A receiver (this rank or the peer) found a piece whose call stamp is not the one it expected. Checked
+  // while idle too: a rank that only sent learns it here.
+  for (size_t p = 0; p < rings_.in.size(); ++p)
+    for (const GpuRing* ring : {rings_.in[p].get(), rings_.out[p].get()}) {
+      if (!ring || load(ring->report()) == 0) continue;
+      uint64_t got[4], want[4];
+      for (int w = 0; w < 4; ++w) {
+        got[w] = load(ring->report() + 1 + w);
+        want[w] = load(ring->report() + 5 + w);
+      }
+      const bool incoming = ring == rings_.in[p].get();
+      const int peer = static_cast<int>(p);
+      const int from = incoming ? peer : topology_.rank, to = incoming ? topology_.rank : peer;
+      throw InvalidUsage(concat("device collectives disagree between ranks: on the GPU ring from rank ", from,
+                                " to rank ", to, ", rank ", from, " sent ", describeStamp(got), ", rank ", to,
+                                " expected ", describeStamp(want),
+                                " (every rank must make the same calls, in the same order, with the same counts, "
+                                "types, operators and HETCCL_GPU_* settings)"));
+    }
+}
+
+// Polls the pinned words the streams write: every 100 us while a group is queued or on the device, every
+// 5 ms otherwise (stamp reports only, and graph replays, which the host does not see start). After a
+// failure it keeps releasing the streams while anything runs (a peer may flip a slot back).
 void StreamExecutor::monitor() {
   const auto timeout = std::chrono::milliseconds(config().timeoutMs());
   auto lastProgress = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (stopping_ && (doneSeq_ == nextSeq_ || failed_)) return;
-    if (doneSeq_ == nextSeq_) {
-      cv_.wait(lock, [&] { return stopping_ || doneSeq_ != nextSeq_; });
-      lastProgress = Clock::now();
-      continue;
-    }
-    const bool failed = failed_;
+    const bool eagerPending = doneSeq_ != nextSeq_, failed = failed_;
     lock.unlock();
+    // Progress: the state or stamp of any slot of this rank's rings, or the group words, changed.
+    const uint64_t started = load(controlWord(kStartedWord)), finished = load(controlWord(kFinishedWord));
+    uint64_t signature = started * 3 + finished * 7;
+    for (size_t p = 0; p < rings_.in.size(); ++p)
+      for (const GpuRing* ring : {rings_.in[p].get(), rings_.out[p].get()})
+        if (ring)
+          for (uint32_t s = 0; s < ring->slots(); ++s)
+            signature = signature * 31 + load(ring->slotHeader(s)) * 5 + load(ring->slotHeader(s) + 4);
+    const bool busy = eagerPending || started != finished;
+    if (signature != progressSignature_ || !busy) {
+      progressSignature_ = signature;
+      lastProgress = Clock::now();
+    }
     if (failed) {
-      releaseStreams();  // a peer's late counter write may have lowered a released counter again
+      if (busy) releaseStreams();
     } else {
       try {
-        checkFailure_();
-        if (abortFlag_ && abortFlag_->load()) throw AbortedError("communicator was aborted");
-        if (Clock::now() - lastProgress > timeout)
+        checkHealth(busy);
+        if (busy && Clock::now() - lastProgress > timeout)
           throw TimeoutError(-1, "", concat("rank ", topology_.rank, ": a device collective made no progress within ",
                                             "HETCCL_TIMEOUT (a peer stopped, or a user stream never reached it)"));
       } catch (const std::exception& e) {
         reportFailure(e);
       }
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(failed ? 1000 : 100));
-    const uint64_t seen = __atomic_load_n(doneFlag_, __ATOMIC_ACQUIRE);
     lock.lock();
+    if (busy) {
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::microseconds(failed ? 1000 : 100));
+      lock.lock();
+    } else {
+      cv_.wait_for(lock, std::chrono::milliseconds(5), [&] { return stopping_ || doneSeq_ != nextSeq_; });
+    }
+    const uint64_t seen = load(controlWord(kDoneWord));
     if (seen != doneSeq_ && static_cast<int64_t>(seen - doneSeq_) > 0) {
       doneSeq_ = seen;
       lastProgress = Clock::now();

@@ -3,12 +3,21 @@
 // directions at once, reductions in kernels. enqueue() plans the group, queues it on this executor's
 // streams ordered after the user's stream, and returns; the user's stream waits for the result.
 //
+// A call made while the user's stream is being captured into a CUDA graph is queued on a second set of
+// streams (which only join the capture) and is right on every replay (stream_program.hpp); replays may
+// interleave with eager calls and other graphs as long as this rank's calls run one after the other on
+// the device (ordered through the user's streams), the same order on every rank.
+//
 // A monitor thread (which makes no GPU runtime call, so it can never deadlock behind a synchronising
-// call elsewhere in the process) polls the groups' done flags. When a peer dies (the bootstrap notices),
-// the communicator is aborted, or no queued group finishes for HETCCL_TIMEOUT, it reports the failure
-// and releases every stream this rank has waiting on a ring counter (it overwrites the counters this
-// rank waits on with a value every wait accepts), so the user's stream never hangs; the outputs of the
-// released groups are then undefined and the communicator is unusable (the error is sticky).
+// call elsewhere in the process) polls pinned words the streams write: the eager groups' done flag, the
+// numbers of the calls whose groups started and finished last (graph replays happen behind the host's
+// back), the ring slots (progress) and the rings' stamp-mismatch reports. When a peer dies (the bootstrap notices),
+// the communicator is aborted, a receiver found a piece whose call stamp differs from what it expected
+// (reported on both ranks, naming both stamps), or a group on the device (or an eager group not yet
+// reached) makes no progress for HETCCL_TIMEOUT, it reports the failure and releases every stream of this
+// rank (it sets the ring slots its streams wait for, again and again while anything runs), so the user's
+// stream never hangs; the outputs of the released groups are then undefined and the communicator is
+// unusable (the error is sticky; later graph replays run through).
 #pragma once
 
 #include <atomic>
@@ -38,32 +47,39 @@ class StreamExecutor {
 
   /// Collective over `boot` (every rank a GPU rank on this host): creates the rings, streams and
   /// landing buffers on `device`.
-  StreamExecutor(const hetcclGpuPlugin_v1_t& gpu, int device, bootstrap::Bootstrap& boot, algo::Topology topology,
+  StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot, algo::Topology topology,
                  FailureSink onFailure, FailureCheck checkFailure, const std::atomic<bool>* abortFlag);
   /// Waits for queued groups (up to HETCCL_TIMEOUT; releases them after a failure), then frees everything.
   ~StreamExecutor();
   StreamExecutor(const StreamExecutor&) = delete;
   StreamExecutor& operator=(const StreamExecutor&) = delete;
 
-  /// Plans and queues a group of device-buffer operations on `stream` (nullptr: the default stream).
-  /// Returns once queued. Throws InvalidArgument for a group the planner rejects (nothing queued),
+  /// Plans and queues a group of device-buffer operations on `stream` (nullptr: the default stream), or
+  /// adds it to the graph being captured on `stream`. Returns once queued. Throws InvalidArgument for a
+  /// group the planner rejects and InvalidUsage for a second capture while one is open (nothing queued),
   /// Error(UnhandledCudaError) when the runtime refuses a call (the executor is then failed).
   void enqueue(std::span<const algo::CollOp> ops, void* stream);
-  /// Waits until every queued group is done (or released after a failure); TimeoutError after
-  /// HETCCL_TIMEOUT without progress.
+  /// Waits until every queued eager group is done (or released after a failure); TimeoutError after
+  /// HETCCL_TIMEOUT without progress. Graph replays are the application's to wait for.
   void drain();
   /// "stream pipeline (...)", for logs and hetccl-info.
   static const char* describe();
 
  private:
   void monitor();
-  void releaseStreams();  // overwrites every counter this rank's streams wait on
+  /// Throws what the monitor finds wrong: a stamp mismatch report; while `busy` (a group queued or on
+  /// the device) also a peer failure or an abort.
+  void checkHealth(bool busy);
+  void releaseStreams();  // sets every ring slot this rank's streams may wait for
   void reportFailure(const std::exception& e);
-  void ensureScratch(size_t bytes);
+  void ensureScratch(size_t bytes, bool captured);
+  void createStreams(StreamSet& set);
   void check(int rc, const char* what) const;
   void logTraffic() const;
+  /// Pinned words of `control_` (see the .cc).
+  uint64_t* controlWord(int index) const { return control_ + 8 * index; }
 
-  const hetcclGpuPlugin_v1_t& gpu_;
+  const hetcclGpuPlugin_t& gpu_;
   const int device_;
   const algo::Topology topology_;
   algo::Tuning tuning_;
@@ -74,14 +90,20 @@ class StreamExecutor {
   StreamResources res_;
   EventPool events_;
   size_t scratchBytes_ = 0;
-  uint64_t* doneFlag_ = nullptr;  // pinned; written by the compute stream at the end of each group
-  std::vector<uint64_t> sentBytes_, receivedBytes_;  // per peer, over the communicator's life (INFO log)
+  bool scratchCaptured_ = false;    // a captured graph uses the current scratch: never free it before the end
+  std::vector<void*> retiredScratch_;  // scratch areas captured graphs may still use (freed at destruction)
+  uint64_t* control_ = nullptr;     // pinned: done flag, started, finished (own cache lines)
+  std::vector<uint64_t> sentBytes_, receivedBytes_;  // per peer, eager calls (INFO log)
+  uint64_t capturedGroups_ = 0;
+  uint64_t callSeq_ = 0;  // device calls queued (eager and captured): the stamps' sequence number
 
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t nextSeq_ = 0, doneSeq_ = 0;
   bool failed_ = false, stopping_ = false;
   std::thread thread_;
+  // Monitor state (monitor thread only).
+  uint64_t progressSignature_ = 0;
 };
 
 }  // namespace hetccl::stream_exec

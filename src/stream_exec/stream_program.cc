@@ -14,28 +14,58 @@ using algo::StepKind;
 
 constexpr int kNone = -1;
 
+/// Up to HETCCL_GPU_MAX_STREAM_OPS stream operations queued as one call.
+class OpList {
+ public:
+  OpList& add(uint32_t kind, uint64_t* word, uint64_t value = 0) {
+    hetcclGpuStreamOp_t& op = ops_[n_++];
+    op = hetcclGpuStreamOp_t{};
+    op.kind = kind;
+    op.word = word;
+    op.value = value;
+    return *this;
+  }
+  hetcclGpuStreamOp_t& last() { return ops_[n_ - 1]; }
+  bool empty() const { return n_ == 0; }
+  const hetcclGpuStreamOp_t* data() const { return ops_; }
+  unsigned size() const { return n_; }
+
+ private:
+  hetcclGpuStreamOp_t ops_[HETCCL_GPU_MAX_STREAM_OPS];
+  unsigned n_ = 0;
+};
+
+uint64_t piecesOf(uint64_t bytes, uint64_t slotBytes) { return (bytes + slotBytes - 1) / slotBytes; }
+
 class Compiler {
  public:
-  Compiler(const algo::Schedule& s, StreamResources& res, void* userStream)
-      : s_(s), res_(res), gpu_(*res.gpu), user_(userStream) {
-    const size_t peers = res.send.size();
-    streams_.push_back(res.compute);
+  Compiler(const algo::Schedule& s, StreamResources& res, void* userStream, const GroupInfo& info)
+      : s_(s), res_(res), gpu_(*res.gpu), user_(userStream), info_(info) {
+    const StreamSet& set = info.captured ? res.capture : res.eager;
+    const size_t peers = set.send.size();
+    streams_.push_back(set.compute);
     for (size_t p = 0; p < peers; ++p) {
-      streams_.push_back(res.send[p]);
-      streams_.push_back(res.recv[p]);
-      streams_.push_back(res.reduce[p]);
+      streams_.push_back(set.send[p]);
+      streams_.push_back(set.recv[p]);
+      streams_.push_back(set.reduce[p]);
     }
     used_.assign(streams_.size(), false);
     waited_.assign(streams_.size() * streams_.size(), kNone);
+    sendBytes_.assign(peers, 0);
+    recvBytes_.assign(peers, 0);
+    sent_.assign(peers, 0);
+    received_.assign(peers, 0);
+    unreleased_.assign(peers, false);
+    landingUses_.assign(peers, 0);
   }
 
-  void run(uint64_t* doneFlag, uint64_t seq) {
+  void run() {
+    countBytes();
     res_.events->reset();
-    start_ = res_.events->take();
-    call(gpu_.eventRecord(start_, user_), "eventRecord(group start on the user stream)");
+    start();
     markRecordedSteps();
     for (size_t i = 0; i < s_.steps.size(); ++i) compileStep(i);
-    finish(doneFlag, seq);
+    finish();
   }
 
  private:
@@ -55,11 +85,45 @@ class Compiler {
 
   void call(int rc, const char* what) const {
     if (rc != HETCCL_GPU_OK)
-      throw Error(Result::UnhandledCudaError, concat("rank ", res_.rank, ": ", gpu_.name, " ", what, ": ", gpu_.lastError()));
+      throw Error(Result::UnhandledCudaError,
+                  concat("rank ", res_.rank, ": ", gpu_.name, " ", what, ": ", gpu_.lastError()));
+  }
+
+  void waitEvent(void* stream, void* event, const char* what) const {
+    if (gpu_.streamWaitEvent(stream, event) != HETCCL_GPU_OK)
+      throw Error(Result::UnhandledCudaError,
+                  concat("rank ", res_.rank, ": ", gpu_.name, " streamWaitEvent(", what, "): ", gpu_.lastError()));
+  }
+
+  void queue(const OpList& ops, void* stream, const char* what) const {
+    if (!ops.empty()) call(gpu_.streamOps(stream, ops.data(), ops.size()), what);
   }
 
   char* address(Location l) const {
     return l.space == Location::Space::Scratch ? res_.scratch + l.addr : reinterpret_cast<char*>(l.addr);
+  }
+
+  // Bytes of this group on every ring: they go into every piece's stamp, so that ranks whose counts differ
+  // anywhere disagree on the first piece already.
+  void countBytes() {
+    for (const Step& st : s_.steps) {
+      if (st.kind == StepKind::Send) sendBytes_[st.peer] += st.bytes;
+      if (st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce) recvBytes_[st.peer] += st.bytes;
+    }
+  }
+
+  // The compute stream waits for the user's stream, tells the monitor, and lets the other streams go.
+  void start() {
+    void* compute = streams_[0];
+    void* started = res_.events->take();
+    call(gpu_.eventRecord(started, user_), "eventRecord(group start on the user stream)");
+    waitEvent(compute, started, "the user stream reaches the group");  // wait:user-reaches-group
+    used_[0] = true;
+    OpList ops;
+    ops.add(HETCCL_GPU_OP_WRITE, res_.words.started, info_.callSeq);
+    queue(ops, compute, "streamOps(group started)");
+    go_ = res_.events->take();
+    call(gpu_.eventRecord(go_, compute), "eventRecord(group started)");
   }
 
   // Steps another stream waits for get an event recorded right after them.
@@ -74,11 +138,11 @@ class Compiler {
     }
   }
 
-  // The first use of a stream in this group waits for the user's stream to reach the group.
+  // The first use of a stream in this group waits until the group has started.
   void use(int stream) {
     if (used_[stream]) return;
     used_[stream] = true;
-    call(gpu_.streamWaitEvent(streams_[stream], start_), "streamWaitEvent(group start)");  // wait:group-start
+    waitEvent(streams_[stream], go_, "group start");  // wait:group-start
   }
 
   void waitDeps(size_t i) {
@@ -88,7 +152,7 @@ class Compiler {
       if (y == x) continue;  // stream order
       int& seen = waited_[static_cast<size_t>(x) * streams_.size() + y];
       if (seen != kNone && seen >= static_cast<int>(d)) continue;  // an event after a later step of y covers it
-      call(gpu_.streamWaitEvent(streams_[x], event_[d]), "streamWaitEvent(step dependency)");  // wait:step-dependency
+      waitEvent(streams_[x], event_[d], "step dependency");  // wait:step-dependency
       seen = static_cast<int>(d);
     }
   }
@@ -101,8 +165,8 @@ class Compiler {
     void* stream = streams_[x];
     switch (st.kind) {
       case StepKind::Send: send(st, stream); break;
-      case StepKind::Recv: receive(st, stream); break;
-      case StepKind::RecvReduce: receiveReduce(st, stream); break;
+      case StepKind::Recv: receive(st, stream, nullptr); break;
+      case StepKind::RecvReduce: receive(st, streams_[recvStream(st.peer)], stream); break;
       case StepKind::Copy:
         if (st.bytes && address(st.dst) != address(st.src))
           call(gpu_.memcpyAsync(address(st.dst), address(st.src), st.bytes, stream), "memcpyAsync(copy step)");
@@ -134,89 +198,137 @@ class Compiler {
     }
   }
 
+  /// The stamp of the group's k-th piece on a ring that carries `bytes` in this group.
+  void stamp(uint64_t out[4], uint64_t bytes, uint64_t k) const {
+    out[0] = info_.stampWord0;
+    out[1] = info_.callSeq;
+    out[2] = bytes;
+    out[3] = k;
+  }
+
+  /// "wait until the slot of the k-th piece to `peer` is empty".
+  void addSlotEmpty(OpList& ops, int peer, uint64_t k) const {
+    ops.add(HETCCL_GPU_OP_WAIT_EQ, res_.rings->out[peer]->devSlotHeader(k), kSlotEmpty);
+  }
+
   void send(const Step& st, void* stream) {
-    GpuRing& ring = *res_.rings->out[st.peer];
+    const GpuRing& ring = *res_.rings->out[st.peer];
+    const uint64_t pieces = piecesOf(st.bytes, ring.slotBytes());
     const char* src = address(st.src);
-    for (uint64_t off = 0; off < st.bytes; off += ring.slotBytes()) {
-      const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
-      const uint64_t piece = ring.pieces++;
-      if (piece >= ring.slots())
-        call(gpu_.streamWaitFlag(stream, ring.consumed(), piece + 1 - ring.slots(), 0),  // wait:ring-slot-free
-             "streamWaitFlag(ring slot free)");
-      call(gpu_.memcpyAsync(ring.slot(piece), src + off, len, stream), "memcpyAsync(device to ring)");
-      call(gpu_.streamWriteFlag(stream, ring.published(), piece + 1, 0), "streamWriteFlag(piece published)");
+    for (uint64_t j = 0; j < pieces; ++j) {
+      const uint64_t k = sent_[st.peer]++;
+      const uint64_t off = j * ring.slotBytes();
+      OpList wait;
+      addSlotEmpty(wait, st.peer, k);  // wait:slot-empty
+      queue(wait, stream, "streamOps(wait for an empty ring slot)");
+      call(gpu_.memcpyAsync(ring.slot(k), src + off, std::min<uint64_t>(ring.slotBytes(), st.bytes - off), stream),
+           "memcpyAsync(device to ring)");
+      uint64_t* header = ring.devSlotHeader(k);
+      uint64_t words[4];
+      stamp(words, sendBytes_[st.peer], k);
+      OpList ops;
+      for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, header + 1 + w, words[w]);
+      ops.add(HETCCL_GPU_OP_WRITE, header, kSlotFull);  // after the data and the stamp
+      queue(ops, stream, "streamOps(stamp and publish a piece)");
     }
   }
 
-  void receive(const Step& st, void* stream) {
-    GpuRing& ring = *res_.rings->in[st.peer];
-    char* dst = address(st.dst);
-    for (uint64_t off = 0; off < st.bytes; off += ring.slotBytes()) {
-      const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
-      const uint64_t piece = ring.pieces++;
-      call(gpu_.streamWaitFlag(stream, ring.published(), piece + 1, 0),  // wait:recv-published
-           "streamWaitFlag(piece published)");
-      call(gpu_.memcpyAsync(dst + off, ring.slot(piece), len, stream), "memcpyAsync(ring to device)");
-      call(gpu_.streamWriteFlag(stream, ring.consumed(), piece + 1, 0), "streamWriteFlag(slot released)");
-    }
+  /// "mark the slot of the last piece copied out from `peer` empty", if not done yet.
+  void addRelease(OpList& ops, int peer) {
+    if (!unreleased_[peer]) return;
+    unreleased_[peer] = false;
+    ops.add(HETCCL_GPU_OP_WRITE, res_.rings->in[peer]->devSlotHeader(received_[peer] - 1), kSlotEmpty);
   }
 
-  // `reduceStream` already waits for the step's dependencies; the copies run ahead on the receive stream.
-  void receiveReduce(const Step& st, void* reduceStream) {
-    GpuRing& ring = *res_.rings->in[st.peer];
+  /// "wait until the slot of the k-th piece from `peer` is full".
+  void addSlotFull(OpList& ops, int peer, uint64_t k) const {
+    ops.add(HETCCL_GPU_OP_WAIT_EQ, res_.rings->in[peer]->devSlotHeader(k), kSlotFull);
+  }
+
+  /// "the stamp of the k-th piece from `peer` is what this rank expects".
+  void addStampCheck(OpList& ops, int peer, uint64_t k) const {
+    const GpuRing& ring = *res_.rings->in[peer];
+    hetcclGpuStreamOp_t& check = ops.add(HETCCL_GPU_OP_STAMP_CHECK, ring.devSlotHeader(k) + 1).last();
+    stamp(check.expect, recvBytes_[peer], k);
+    check.report = ring.devReport();
+  }
+
+  // Recv (reduceStream null): pieces straight into dst. RecvReduce: pieces into landing buffers on
+  // `ringStream` (the receive stream), reduced into dst on `reduceStream` (which already waits for the
+  // step's dependencies). A slot is released together with the next piece's wait (one call).
+  void receive(const Step& st, void* ringStream, void* reduceStream) {
+    const GpuRing& ring = *res_.rings->in[st.peer];
+    if (reduceStream) use(recvStream(st.peer));
     StreamResources::Landing& land = res_.landing[st.peer];
-    const int recv = recvStream(st.peer);
-    use(recv);
-    void* recvStream = streams_[recv];
-    char* dst = address(st.dst);
     const algo::Reduction& r = s_.reductions[st.reduction];
-    for (uint64_t off = 0; off < st.bytes; off += ring.slotBytes()) {
-      const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
-      const uint64_t piece = ring.pieces++;
-      const int k = static_cast<int>(land.uses % StreamResources::kLandingBuffers);
-      if (land.uses++ >= StreamResources::kLandingBuffers)  // the reduction of its previous piece is done
-        call(gpu_.streamWaitEvent(recvStream, land.reduced[k]),  // wait:landing-free
-             "streamWaitEvent(landing buffer free)");
-      call(gpu_.streamWaitFlag(recvStream, ring.published(), piece + 1, 0),  // wait:recv-reduce-published
-           "streamWaitFlag(piece published)");
-      call(gpu_.memcpyAsync(land.buffer[k], ring.slot(piece), len, recvStream), "memcpyAsync(ring to landing buffer)");
-      call(gpu_.streamWriteFlag(recvStream, ring.consumed(), piece + 1, 0), "streamWriteFlag(slot released)");
-      call(gpu_.eventRecord(land.landed[k], recvStream), "eventRecord(piece landed)");
-      call(gpu_.streamWaitEvent(reduceStream, land.landed[k]), "streamWaitEvent(piece landed)");  // wait:piece-landed
-      call(gpu_.reduce(dst + off, land.buffer[k], len / dataTypeSize(r.type), static_cast<int>(r.type),
-                       static_cast<int>(r.op.kind), reduceStream),
-           "reduce(received piece)");
-      call(gpu_.eventRecord(land.reduced[k], reduceStream), "eventRecord(landing buffer free)");
+    char* dst = address(st.dst);
+    const uint64_t pieces = piecesOf(st.bytes, ring.slotBytes());
+    for (uint64_t j = 0; j < pieces; ++j) {
+      const uint64_t k = received_[st.peer];
+      const uint64_t off = j * ring.slotBytes(), len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
+      OpList ops;
+      addRelease(ops, st.peer);
+      addSlotFull(ops, st.peer, k);  // wait:slot-full
+      addStampCheck(ops, st.peer, k);
+      queue(ops, ringStream, "streamOps(wait for a piece, check its stamp)");
+      if (!reduceStream) {
+        call(gpu_.memcpyAsync(dst + off, ring.slot(k), len, ringStream), "memcpyAsync(ring to device)");
+      } else {
+        const uint64_t use = landingUses_[st.peer]++;
+        const int b = static_cast<int>(use % StreamResources::kLandingBuffers);
+        const bool reused = use >= StreamResources::kLandingBuffers;  // its previous piece's reduction must be done
+        if (reused) waitEvent(ringStream, land.reduced[b], "landing buffer free");  // wait:landing-free
+        call(gpu_.memcpyAsync(land.buffer[b], ring.slot(k), len, ringStream), "memcpyAsync(ring to landing buffer)");
+        call(gpu_.eventRecord(land.landed[b], ringStream), "eventRecord(piece landed)");
+        waitEvent(reduceStream, land.landed[b], "piece landed");  // wait:piece-landed
+        call(gpu_.reduce(dst + off, land.buffer[b], len / dataTypeSize(r.type), static_cast<int>(r.type),
+                         static_cast<int>(r.op.kind), reduceStream),
+             "reduce(received piece)");
+        call(gpu_.eventRecord(land.reduced[b], reduceStream), "eventRecord(landing buffer free)");
+      }
+      received_[st.peer] = k + 1;
+      unreleased_[st.peer] = true;
     }
+    OpList ops;
+    addRelease(ops, st.peer);
+    queue(ops, ringStream, "streamOps(release a ring slot)");
   }
 
-  // The compute stream joins every other stream used, signals the host, and the user's stream waits.
-  void finish(uint64_t* doneFlag, uint64_t seq) {
-    use(0);
+  // The compute stream joins every other stream used, tells the monitor (and, for an eager group, the
+  // host's group number), and the user's stream waits.
+  void finish() {
+    void* compute = streams_[0];
     for (size_t x = 1; x < streams_.size(); ++x) {
       if (!used_[x]) continue;
       void* ev = res_.events->take();
       call(gpu_.eventRecord(ev, streams_[x]), "eventRecord(stream done)");
-      call(gpu_.streamWaitEvent(streams_[0], ev), "streamWaitEvent(join)");  // wait:join
+      waitEvent(compute, ev, "join");  // wait:join-streams
     }
-    call(gpu_.streamWriteFlag(streams_[0], doneFlag, seq, 0), "streamWriteFlag(group done)");
+    OpList ops;
+    ops.add(HETCCL_GPU_OP_WRITE, res_.words.finished, info_.callSeq);
+    if (!info_.captured) ops.add(HETCCL_GPU_OP_WRITE, res_.words.done, info_.eagerSeq);
+    queue(ops, compute, "streamOps(group finished)");
     void* done = res_.events->take();
-    call(gpu_.eventRecord(done, streams_[0]), "eventRecord(group done)");
-    call(gpu_.streamWaitEvent(user_, done),  // wait:user-waits-group
-         "streamWaitEvent(user stream waits for the group)");
+    call(gpu_.eventRecord(done, compute), "eventRecord(group done)");
+    waitEvent(user_, done, "the user stream waits for the group");  // wait:user-waits-group
   }
 
   const algo::Schedule& s_;
   StreamResources& res_;
-  const hetcclGpuPlugin_v1_t& gpu_;
+  const hetcclGpuPlugin_t& gpu_;
   void* user_;
-  void* start_ = nullptr;
+  const GroupInfo& info_;
+  void* go_ = nullptr;
   std::vector<void*> streams_;
   std::vector<bool> used_;
   std::vector<int> waited_;  // [x * n + y]: latest step of stream y that stream x already waits for
   std::vector<int> stepStream_;
   std::vector<void*> event_;
   std::vector<bool> needsEvent_;
+  // Per peer, this group's: bytes on each ring, pieces queued so far, landing buffer uses, and whether the
+  // slot of the last piece copied out is still to be released.
+  std::vector<uint64_t> sendBytes_, recvBytes_, sent_, received_, landingUses_;
+  std::vector<bool> unreleased_;
 };
 
 }  // namespace
@@ -235,9 +347,8 @@ void* EventPool::take() {
   return events_[next_++];
 }
 
-void enqueueSchedule(const algo::Schedule& schedule, StreamResources& res, void* userStream, uint64_t* doneFlag,
-                     uint64_t seq) {
-  Compiler(schedule, res, userStream).run(doneFlag, seq);
+void enqueueSchedule(const algo::Schedule& schedule, StreamResources& res, void* userStream, const GroupInfo& info) {
+  Compiler(schedule, res, userStream, info).run();
 }
 
 }  // namespace hetccl::stream_exec

@@ -3,20 +3,28 @@
 //
 // Streams: one compute stream (copies between device buffers, reduction kernels), and per peer a send, a
 // receive and a reduce stream, so every peer's transfers run on copy engines in both directions at once
-// and its reductions overlap the next copies. A schedule step becomes:
-//   Send to p        per piece (<= slot size): wait until ring slot free (consumed counter), copy device ->
-//                    slot, publish (published counter), all on p's send stream
-//   Recv from p      per piece: wait published, copy slot -> destination, release the slot (consumed)
-//   RecvReduce       per piece: on p's receive stream wait published (and for the landing buffer to be
-//                    free), copy slot -> one of p's landing buffers, release the slot; on p's reduce stream
-//                    wait for that copy, reduce kernel dst op= landing, mark the landing buffer free
+// and its reductions overlap the next copies. A schedule step becomes (k: the piece's number on its ring
+// within this group; its slot is k % slots, see gpu_ring.hpp):
+//   Send to p        per piece (<= slot size): wait until the slot is empty, copy device -> slot, write
+//                    the piece's call stamp and mark the slot full, all on p's send stream
+//   Recv from p      per piece: wait until the slot is full, check the stamp (a mismatch is recorded in the
+//                    ring's report, which both ranks' monitors read), copy slot -> destination, mark the
+//                    slot empty
+//   RecvReduce       per piece: on p's receive stream as Recv, into one of p's landing buffers (after its
+//                    previous reduction is done); on p's reduce stream wait for that copy, reduce kernel
+//                    dst op= landing, mark the landing buffer free
 //   Copy / Reduce / Scale / Divide   on the compute stream
+// Waits and writes are constant-valued stream operations (HETCCL_GPU_OP_*): nothing the host knows about
+// earlier calls is baked in, so the same work captured into a CUDA graph is right on every replay,
+// interleaved in any order with eager calls and other graphs (one after the other on the device, the
+// same order on every rank, as NCCL requires).
 // The schedule's dependencies become events between streams (only where a step waits for a step of
 // another stream, and only once per stream pair and position). Order on one stream is list order, which
 // keeps each ring's pieces FIFO, identical on both ends.
-// A group starts when the user's stream reaches it (every stream used waits for an event recorded there)
-// and ends with the compute stream joining every other stream, writing the group's sequence number into
-// `doneFlag` (pinned host memory the executor's monitor polls) and the user's stream waiting for it.
+// A group starts when the user's stream reaches it: the compute stream waits for it, writes the call's
+// number into `started` (for the monitor) and every other stream used waits for that. It ends with the
+// compute stream joining every other stream, writing the number into `finished`, for an eager (not
+// captured) group also the host's eager group number into `doneFlag`, and the user's stream waiting for it.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +40,7 @@ namespace hetccl::stream_exec {
 /// event later never disturbs waits already queued).
 class EventPool {
  public:
-  explicit EventPool(const hetcclGpuPlugin_v1_t& gpu) : gpu_(gpu) {}
+  explicit EventPool(const hetcclGpuPlugin_t& gpu) : gpu_(gpu) {}
   ~EventPool();
   EventPool(const EventPool&) = delete;
   EventPool& operator=(const EventPool&) = delete;
@@ -42,39 +50,59 @@ class EventPool {
   void* take();
 
  private:
-  const hetcclGpuPlugin_v1_t& gpu_;
+  const hetcclGpuPlugin_t& gpu_;
   std::vector<void*> events_;
   size_t next_ = 0;
 };
 
+/// One set of the executor's streams.
+struct StreamSet {
+  void* compute = nullptr;
+  std::vector<void*> send;    ///< per peer (null for this rank)
+  std::vector<void*> recv;    ///< per peer
+  std::vector<void*> reduce;  ///< per peer
+};
+
+/// Pinned words the compute stream writes for the monitor (addresses kernels and stream operations use).
+struct MonitorWords {
+  uint64_t* started = nullptr;   ///< the number of the call whose group started last
+  uint64_t* finished = nullptr;  ///< the number of the call whose group finished last
+  uint64_t* done = nullptr;      ///< the host's number of the latest eager group done
+};
+
 /// What the compiled program runs on. Streams and buffers belong to the executor.
 struct StreamResources {
-  const hetcclGpuPlugin_v1_t* gpu = nullptr;
+  const hetcclGpuPlugin_t* gpu = nullptr;
   int rank = 0;
-  void* compute = nullptr;
-  std::vector<void*> send;     ///< per peer (null for this rank)
-  std::vector<void*> recv;     ///< per peer
-  std::vector<void*> reduce;   ///< per peer
+  StreamSet eager;    ///< streams of calls that run now
+  StreamSet capture;  ///< streams of calls captured into a graph (they only join the capture)
   /// Per peer: kLandingBuffers device buffers of one ring slot each (RecvReduce pieces), with an event
-  /// recorded when a piece has landed and one when its reduction has consumed it. Reused round-robin.
+  /// recorded when a piece has landed and one when its reduction has consumed it. Reused round-robin
+  /// within a group (a group starts after the previous one ended).
   static constexpr int kLandingBuffers = 4;
   struct Landing {
     void* buffer[kLandingBuffers] = {};
     void* landed[kLandingBuffers] = {};
     void* reduced[kLandingBuffers] = {};
-    uint64_t uses = 0;
   };
   std::vector<Landing> landing;
   GpuRingSet* rings = nullptr;
+  MonitorWords words;
   char* scratch = nullptr;     ///< device scratch of at least the schedule's scratchBytes
   EventPool* events = nullptr;
 };
 
-/// Queues `schedule` ordered on `userStream`; when it is done the compute stream writes `seq` to
-/// `doneFlag`. Advances the rings' piece counters. Throws Error(UnhandledCudaError) when the runtime
-/// refuses a call; work queued before the failure may then wait forever for counters, which the caller
-/// must release (see StreamExecutor).
-void enqueueSchedule(const algo::Schedule& schedule, StreamResources& res, void* userStream, uint64_t* doneFlag,
-                     uint64_t seq);
+/// How one group is queued.
+struct GroupInfo {
+  bool captured = false;   ///< the user's stream is being captured: use the capture streams, no `done`
+  uint64_t eagerSeq = 0;   ///< eager groups: written to MonitorWords::done at the end
+  uint64_t callSeq = 0;    ///< the call's number among this rank's device calls (stamps, started/finished)
+  uint64_t stampWord0 = 0;  ///< gpu_stamp.hpp
+};
+
+/// Queues `schedule` ordered on `userStream`. Throws Error(UnhandledCudaError) when the runtime refuses a
+/// call; work queued before the failure may then wait forever for counters, which the caller must release
+/// (see StreamExecutor).
+void enqueueSchedule(const algo::Schedule& schedule, StreamResources& res, void* userStream, const GroupInfo& info);
 
 }  // namespace hetccl::stream_exec

@@ -32,7 +32,7 @@ else
   keep_going=()
   [[ $generator == Ninja ]] && keep_going=(-- -k 0)  # build what builds; ctest reports the rest as not run
   cmake --build "$build" -j16 --target hetccl-cuda gpu_runtime_test coll_check_gpu stream_semantics fp8_nccl_rule coll_check \
-    hetccl-run "${keep_going[@]}" 2>&1 | tee "$logs/build.log" || echo "run_on_device: BUILD FAILED (see build.log)"
+    graph_check mismatch_check_gpu hetccl-run "${keep_going[@]}" 2>&1 | tee "$logs/build.log" || echo "run_on_device: BUILD FAILED (see build.log)"
 fi
 
 status=0

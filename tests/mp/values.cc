@@ -1,7 +1,9 @@
 #include "values.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <unordered_map>
 
 namespace hetccl::test {
 namespace {
@@ -24,16 +26,27 @@ double fp8Value(bool e4m3, int b) {
   return (b & 0x80) ? -v : v;
 }
 
-/// The finite fp8 pattern nearest to d (ties to the even pattern), saturating: only for finite d.
+/// The finite fp8 pattern nearest to d (ties to the even pattern), saturating: only for finite d. The
+/// search is the definition (every pattern compared); a per-thread table of the 256 values and a cache of
+/// the answers only keep it cheap (coll_check converts millions of elements of few distinct values).
 uint8_t toFp8(bool e4m3, double d) {
+  thread_local std::array<std::array<double, 256>, 2> values = [] {
+    std::array<std::array<double, 256>, 2> v{};
+    for (int b = 0; b < 256; ++b) v[0][b] = fp8Value(false, b), v[1][b] = fp8Value(true, b);
+    return v;
+  }();
+  thread_local std::array<std::unordered_map<double, uint8_t>, 2> cache;
+  if (auto it = cache[e4m3].find(d); it != cache[e4m3].end() && std::signbit(d) == std::signbit(it->first))
+    return it->second;
   int best = -1;
   double bestDistance = 0;
   for (int b = 0; b < 256; ++b) {
-    const double v = fp8Value(e4m3, b);
+    const double v = values[e4m3][b];
     if (!std::isfinite(v) || std::signbit(v) != std::signbit(d)) continue;
     const double distance = std::fabs(v - d);
     if (best < 0 || distance < bestDistance || (distance == bestDistance && (b & 1) == 0)) best = b, bestDistance = distance;
   }
+  if (!std::signbit(d) || d != 0) cache[e4m3].emplace(d, static_cast<uint8_t>(best));  // -0.0 == 0.0 as a key
   return static_cast<uint8_t>(best);
 }
 

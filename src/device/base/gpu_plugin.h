@@ -1,9 +1,12 @@
 /* The GPU device runtime plugin interface: what a vendor runtime (CUDA today, HIP later) offers hetccl.
  *
  * A plugin is a shared object (libhetccl-cuda.so) that the core opens with dlopen and never links. It
- * exports one symbol, `hetcclGpuPlugin_v1` of type `hetcclGpuPlugin_v1_t`, a struct of function pointers
- * (shaped like NCCL's net plugin v-structs). The core checks `version` before touching anything else;
- * a later interface adds a `hetcclGpuPlugin_v2` symbol and keeps v1 readable.
+ * exports one symbol, `hetcclGpuPlugin_v2` of type `hetcclGpuPlugin_v2_t`, a struct of function pointers
+ * (shaped like NCCL's net plugin v-structs). The core checks `version` before touching anything else.
+ * Versions: v2 = v1 + new entry points appended at the end (batched stream operations on 64-bit words
+ * with call-stamp checks, capture queries, device addresses), so v1's layout is v2's prefix; v1's
+ * symbol was `hetcclGpuPlugin_v1`. This core needs v2 and refuses a v1 plugin, naming both versions.
+ * `hetcclGpuPlugin_t` is the current version (the core uses only that name).
  *
  * Conventions of every function:
  *  - returns 0 (HETCCL_GPU_OK) on success, a nonzero HETCCL_GPU_ERR_* code on failure; after a failure
@@ -12,7 +15,9 @@
  *  - streams and events are opaque `void*`; the null stream is the vendor's default (legacy) stream;
  *  - "device" pointers are vendor device memory; "pinned" pointers are page-locked host memory mapped
  *    into the device address space (usable by copies and kernels on every device);
- *  - every function is thread-safe; device-scoped calls act on the calling thread's current device.
+ *  - every function is thread-safe; device-scoped calls act on the calling thread's current device;
+ *  - allocation, free, stream and event creation calls are legal while a stream is being captured in
+ *    the global capture mode (the plugin relaxes the calling thread's capture mode around them).
  * Pure C so that a plugin built with another compiler (hipcc) or outside this tree can implement it.
  */
 #ifndef HETCCL_DEVICE_BASE_GPU_PLUGIN_H_
@@ -25,8 +30,8 @@
 extern "C" {
 #endif
 
-#define HETCCL_GPU_PLUGIN_VERSION 1
-#define HETCCL_GPU_PLUGIN_SYMBOL_V1 "hetcclGpuPlugin_v1"
+#define HETCCL_GPU_PLUGIN_VERSION 2
+#define HETCCL_GPU_PLUGIN_SYMBOL_V2 "hetcclGpuPlugin_v2"
 
 /* Error codes. */
 #define HETCCL_GPU_OK 0
@@ -51,6 +56,35 @@ typedef void (*hetcclGpuLogger_v1_t)(int level, const char* file, int line, cons
 
 /* Flags of streamWaitFlag / streamWriteFlag. */
 #define HETCCL_GPU_FLAG_FORCE_KERNEL 1u  /* use the polling/writing kernel even where stream memory ops work */
+
+/* Stream operations on 64-bit words (streamOps, v2): constant values only, so that work captured into
+ * a CUDA graph does the same on every replay. `word` and `report` are device-accessible addresses
+ * (devicePointer()) of pinned host or device memory, 8-byte aligned.
+ *   WAIT_GEQ     later work waits until (int64_t)(*word - value) >= 0
+ *   WAIT_EQ      later work waits until *word == value
+ *   WRITE        *word = value, after every earlier write of the stream is visible system-wide
+ *   STAMP_CHECK  compares word[0..3] with expect[0..3] (a call stamp, see stream_exec/gpu_stamp.hpp); on the
+ *                first mismatch (report[0] still 0) stores report[1..4] = what was found, report[5..8] =
+ *                expect, then report[0] = 1. Never waits; the stream goes on either way (the host reports
+ *                the error and releases the streams).
+ * Operations of one call run in order. CUDA: waits and writes are stream memory operations
+ * (cuStreamBatchMemOp) where the device supports them, else kernels; STAMP_CHECK is a one-thread kernel. */
+#define HETCCL_GPU_OP_WAIT_GEQ 1
+#define HETCCL_GPU_OP_WAIT_EQ 2
+#define HETCCL_GPU_OP_WRITE 3
+#define HETCCL_GPU_OP_STAMP_CHECK 4
+#define HETCCL_GPU_REPORT_WORDS 9
+/* streamOps takes at most this many operations per call. */
+#define HETCCL_GPU_MAX_STREAM_OPS 8
+
+typedef struct {
+  uint32_t kind;   /* HETCCL_GPU_OP_* */
+  uint32_t flags;  /* 0, or HETCCL_GPU_FLAG_FORCE_KERNEL: run it in the kernel even where memory ops work */
+  uint64_t* word;
+  uint64_t value;      /* WAIT_*, WRITE */
+  uint64_t expect[4];  /* STAMP_CHECK */
+  uint64_t* report;    /* STAMP_CHECK */
+} hetcclGpuStreamOp_t;
 
 /* Reduction operators (values of hetccl::RedOpKind; Avg and PreMulSum accumulate as Sum). Data types are
  * hetccl::DataType values (NCCL's ncclDataType_t: int8=0 ... bfloat16=9). */
@@ -132,7 +166,20 @@ typedef struct {
   int (*reduce)(void* dst, const void* src, size_t count, int dataType, int op, void* stream);
   int (*scale)(void* dst, const void* src, size_t count, int dataType, const void* scalar, void* stream);
   int (*divide)(void* buf, size_t count, int dataType, uint64_t n, void* stream);
-} hetcclGpuPlugin_v1_t;
+
+  /* ---- v2 ---- */
+  /* Queues `count` (1..HETCCL_GPU_MAX_STREAM_OPS) operations on `stream`, run in order (see
+   * HETCCL_GPU_OP_*). Capturable into a graph. */
+  int (*streamOps)(void* stream, const hetcclGpuStreamOp_t* ops, unsigned count);
+  /* *capturing = 1 while `stream` is being captured into a graph (an origin stream, or one that joined a
+   * capture), else 0; *captureId identifies the capture (0 when none). */
+  int (*streamCaptureInfo)(void* stream, int* capturing, uint64_t* captureId);
+  /* The address kernels use for `ptr` (device memory, pinned host memory, registered host memory). */
+  int (*devicePointer)(const void* ptr, void** devicePtr);
+} hetcclGpuPlugin_v2_t;
+
+/* The interface version this core uses. */
+typedef hetcclGpuPlugin_v2_t hetcclGpuPlugin_t;
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -34,19 +34,19 @@ bool useNative(unsigned flags) {
   return nativeFlagOpsSupported(device);
 }
 
-/// Loads the plugin's kernels on the current device once, before its first polling / writing kernel.
+}  // namespace
+
 int preloadKernelsOnce() {
   static std::atomic<bool> loaded[64];
   int device = 0;
   if (const int rc = check(gpuGetDevice(&device), "cudaGetDevice")) return rc;
   const bool tracked = device >= 0 && device < 64;
   if (tracked && loaded[device].load(std::memory_order_acquire)) return HETCCL_GPU_OK;
+  RelaxedCaptureMode relaxed;  // may be the first call, made while the stream is being captured
   const int rc = check(preloadKernels(), "loading the plugin's kernels (cudaFuncGetAttributes)");
   if (rc == HETCCL_GPU_OK && tracked) loaded[device].store(true, std::memory_order_release);
   return rc;
 }
-
-}  // namespace
 
 int streamWaitFlag(void* stream, const uint64_t* flag, uint64_t value, unsigned flags) {
   uint64_t* deviceFlag = nullptr;

@@ -3,6 +3,7 @@
 #include "device/cuda/kernels.hpp"
 #include "device/gpu/flag_kernels.cuh"
 #include "device/gpu/reduce_kernels.cuh"
+#include "device/gpu/stream_ops_kernels.cuh"
 
 namespace hetccl::cuda_plugin {
 
@@ -27,8 +28,16 @@ gpuError_t launchWriteFlagKernel(uint64_t* deviceFlag, uint64_t value, gpuStream
   return gpu::launchWriteFlag(deviceFlag, value, stream);
 }
 
+gpuError_t launchStreamOpsKernel(const hetcclGpuStreamOp_t* ops, unsigned count, gpuStream_t stream) {
+  gpu::StreamOpBatch batch{};
+  for (unsigned i = 0; i < count; ++i) batch.op[i] = ops[i];
+  batch.count = count;
+  return gpu::launchStreamOps(batch, stream);
+}
+
 gpuError_t preloadKernels() {
-  const gpuError_t err = gpu::preloadFlagKernels();
+  gpuError_t err = gpu::preloadFlagKernels();
+  if (err == gpuSuccess) err = gpu::preloadStreamOpsKernel();
   return err == gpuSuccess ? gpu::preloadReduceKernels() : err;
 }
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device/base/gpu_plugin.h"
 #include "device/gpu/gpu_alias.hpp"
 
 namespace hetccl::cuda_plugin {
@@ -16,6 +17,8 @@ gpuError_t launchScaleKernel(void* dst, const void* src, size_t count, int dataT
 gpuError_t launchDivideKernel(void* buf, size_t count, int dataType, uint64_t n, gpuStream_t stream);
 gpuError_t launchWaitFlagKernel(const uint64_t* deviceFlag, uint64_t value, gpuStream_t stream);
 gpuError_t launchWriteFlagKernel(uint64_t* deviceFlag, uint64_t value, gpuStream_t stream);
+/// One streamOpsKernel running `count` (<= HETCCL_GPU_MAX_STREAM_OPS) operations, validated by the caller.
+gpuError_t launchStreamOpsKernel(const hetcclGpuStreamOp_t* ops, unsigned count, gpuStream_t stream);
 /// Loads every kernel above on the current device, so that no later launch loads one lazily (a lazy load
 /// may wait for a spinning flag kernel: src/device/gpu/flag_kernels.cuh). Idempotent.
 gpuError_t preloadKernels();

@@ -8,18 +8,26 @@ namespace hetccl::cuda_plugin {
 int allocDevice(void** ptr, size_t bytes) {
   if (!ptr || bytes == 0) return fail(HETCCL_GPU_ERR_ARGUMENT, "allocDevice", "null result pointer or 0 bytes");
   *ptr = nullptr;
+  RelaxedCaptureMode relaxed;
   return check(gpuMalloc(ptr, bytes), "cudaMalloc");
 }
 
-int freeDevice(void* ptr) { return ptr ? check(gpuFree(ptr), "cudaFree") : HETCCL_GPU_OK; }
+int freeDevice(void* ptr) {
+  RelaxedCaptureMode relaxed;
+  return ptr ? check(gpuFree(ptr), "cudaFree") : HETCCL_GPU_OK;
+}
 
 int allocPinned(void** ptr, size_t bytes) {
   if (!ptr || bytes == 0) return fail(HETCCL_GPU_ERR_ARGUMENT, "allocPinned", "null result pointer or 0 bytes");
   *ptr = nullptr;
+  RelaxedCaptureMode relaxed;
   return check(gpuHostAlloc(ptr, bytes, gpuHostAllocMapped | gpuHostAllocPortable), "cudaHostAlloc");
 }
 
-int freePinned(void* ptr) { return ptr ? check(gpuFreeHost(ptr), "cudaFreeHost") : HETCCL_GPU_OK; }
+int freePinned(void* ptr) {
+  RelaxedCaptureMode relaxed;
+  return ptr ? check(gpuFreeHost(ptr), "cudaFreeHost") : HETCCL_GPU_OK;
+}
 
 int hostRegister(void* ptr, size_t bytes) {
   if (!ptr || bytes == 0) return fail(HETCCL_GPU_ERR_ARGUMENT, "hostRegister", "null pointer or 0 bytes");

@@ -1,4 +1,4 @@
-// The CUDA plugin's exported symbol: hetcclGpuPlugin_v1, plus initialisation and device selection.
+// The CUDA plugin's exported symbol: hetcclGpuPlugin_v2, plus initialisation and device selection.
 #include <cstdio>
 #include <mutex>
 
@@ -66,7 +66,7 @@ int setDevice(int device) { return check(gpuSetDevice(device), "cudaSetDevice");
 
 namespace plugin = hetccl::cuda_plugin;
 
-extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_v1_t hetcclGpuPlugin_v1 = {
+extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_t hetcclGpuPlugin_v2 = {
     .version = HETCCL_GPU_PLUGIN_VERSION,
     .name = "cuda",
     .init = plugin::init,
@@ -102,4 +102,7 @@ extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_v1_t het
     .reduce = plugin::reduce,
     .scale = plugin::scale,
     .divide = plugin::divide,
+    .streamOps = plugin::streamOps,
+    .streamCaptureInfo = plugin::streamCaptureInfo,
+    .devicePointer = plugin::devicePointer,
 };

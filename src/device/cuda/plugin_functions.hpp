@@ -1,9 +1,11 @@
-// The CUDA plugin's implementations of the hetcclGpuPlugin_v1_t entry points (contracts in
+// The CUDA plugin's implementations of the hetcclGpuPlugin_t entry points (contracts in
 // src/device/base/gpu_plugin.h), grouped by file. plugin.cc puts them into the exported struct.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "device/base/gpu_plugin.h"
 
 namespace hetccl::cuda_plugin {
 
@@ -41,5 +43,10 @@ int flagMethod(int* native);
 int reduce(void* dst, const void* src, size_t count, int dataType, int op, void* stream);
 int scale(void* dst, const void* src, size_t count, int dataType, const void* scalar, void* stream);
 int divide(void* buf, size_t count, int dataType, uint64_t n, void* stream);
+
+// stream_ops.cc (v2)
+int streamOps(void* stream, const hetcclGpuStreamOp_t* ops, unsigned count);
+int streamCaptureInfo(void* stream, int* capturing, uint64_t* captureId);
+int devicePointer(const void* ptr, void** devicePtr);
 
 }  // namespace hetccl::cuda_plugin

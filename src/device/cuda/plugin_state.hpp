@@ -22,5 +22,20 @@ int fail(int code, const char* call, const char* detail) noexcept;
 int check(gpuError_t err, const char* call) noexcept;
 /// The thread's last error text ("" when none).
 const char* lastError() noexcept;
+/// Loads the plugin's kernels on the current device once, before its first polling kernel (flags.cc).
+int preloadKernelsOnce();
+
+/// Relaxes the calling thread's stream-capture mode for its lifetime, so that allocation and creation calls
+/// stay legal while a stream is being captured in the global mode (restores the previous mode).
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() noexcept { (void)gpuThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { (void)gpuThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  gpuStreamCaptureMode mode_ = gpuStreamCaptureModeRelaxed;
+};
 
 }  // namespace hetccl::cuda_plugin

@@ -17,6 +17,7 @@ constexpr int kMaxDevices = 64;
 struct DriverMemOps {
   PFN_cuStreamWaitValue64_v11070 wait64 = nullptr;
   PFN_cuStreamWriteValue64_v11070 write64 = nullptr;
+  PFN_cuStreamBatchMemOp_v11070 batch = nullptr;  // optional: one call for several operations
   PFN_cuDeviceGetAttribute_v2000 getAttribute = nullptr;
   PFN_cuGetErrorString_v6000 errorString = nullptr;
 };
@@ -38,6 +39,7 @@ const DriverMemOps& driver() {
     DriverMemOps o;
     resolve("cuStreamWaitValue64", &o.wait64);
     resolve("cuStreamWriteValue64", &o.write64);
+    resolve("cuStreamBatchMemOp", &o.batch);
     resolve("cuDeviceGetAttribute", &o.getAttribute);
     resolve("cuGetErrorString", &o.errorString);
     return o;
@@ -84,6 +86,36 @@ int nativeWriteFlag(gpuStream_t stream, uint64_t* deviceFlag, uint64_t value) no
   const CUresult r = driver().write64(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(deviceFlag),
                                       value, CU_STREAM_WRITE_VALUE_DEFAULT);
   return r == CUDA_SUCCESS ? HETCCL_GPU_OK : driverFail(r, "cuStreamWriteValue64");
+}
+
+int nativeStreamOps(gpuStream_t stream, const hetcclGpuStreamOp_t* ops, unsigned count) noexcept {
+  CUstreamBatchMemOpParams params[HETCCL_GPU_MAX_STREAM_OPS] = {};
+  for (unsigned i = 0; i < count; ++i) {
+    const auto address = reinterpret_cast<CUdeviceptr>(ops[i].word);
+    if (ops[i].kind == HETCCL_GPU_OP_WRITE) {
+      params[i].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+      params[i].writeValue.address = address;
+      params[i].writeValue.value64 = ops[i].value;
+      params[i].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;  // after earlier writes are visible
+    } else {
+      params[i].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+      params[i].waitValue.address = address;
+      params[i].waitValue.value64 = ops[i].value;
+      params[i].waitValue.flags = ops[i].kind == HETCCL_GPU_OP_WAIT_EQ ? CU_STREAM_WAIT_VALUE_EQ : CU_STREAM_WAIT_VALUE_GEQ;
+    }
+  }
+  const auto s = reinterpret_cast<CUstream>(stream);
+  if (driver().batch && count > 1) {
+    const CUresult r = driver().batch(s, count, params, 0);
+    return r == CUDA_SUCCESS ? HETCCL_GPU_OK : driverFail(r, "cuStreamBatchMemOp");
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    const CUresult r = ops[i].kind == HETCCL_GPU_OP_WRITE
+                           ? driver().write64(s, params[i].writeValue.address, ops[i].value, params[i].writeValue.flags)
+                           : driver().wait64(s, params[i].waitValue.address, ops[i].value, params[i].waitValue.flags);
+    if (r != CUDA_SUCCESS) return driverFail(r, ops[i].kind == HETCCL_GPU_OP_WRITE ? "cuStreamWriteValue64" : "cuStreamWaitValue64");
+  }
+  return HETCCL_GPU_OK;
 }
 
 }  // namespace hetccl::cuda_plugin

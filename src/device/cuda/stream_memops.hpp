@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "device/base/gpu_plugin.h"
 #include "device/gpu/gpu_alias.hpp"
 
 namespace hetccl::cuda_plugin {
@@ -19,5 +20,10 @@ int nativeWaitFlag(gpuStream_t stream, const uint64_t* deviceFlag, uint64_t valu
 
 /// Queues "*deviceFlag = value" (after a memory barrier over earlier work) on `stream`.
 int nativeWriteFlag(gpuStream_t stream, uint64_t* deviceFlag, uint64_t value) noexcept;
+
+/// Queues `count` WAIT_GEQ / WAIT_EQ / WRITE operations (device addresses) as stream memory operations:
+/// one cuStreamBatchMemOp where the driver has it, else one call each. Only after
+/// nativeFlagOpsSupported() returned true.
+int nativeStreamOps(gpuStream_t stream, const hetcclGpuStreamOp_t* ops, unsigned count) noexcept;
 
 }  // namespace hetccl::cuda_plugin

@@ -13,6 +13,7 @@ gpuEvent_t asEvent(void* event) { return static_cast<gpuEvent_t>(event); }
 int streamCreate(void** stream) {
   if (!stream) return fail(HETCCL_GPU_ERR_ARGUMENT, "streamCreate", "null result pointer");
   gpuStream_t created = nullptr;
+  RelaxedCaptureMode relaxed;
   const int rc = check(gpuStreamCreateWithFlags(&created, gpuStreamNonBlocking), "cudaStreamCreateWithFlags");
   *stream = created;
   return rc;
@@ -29,6 +30,7 @@ int streamQuery(void* stream) { return check(gpuStreamQuery(asStream(stream)), "
 int eventCreate(void** event) {
   if (!event) return fail(HETCCL_GPU_ERR_ARGUMENT, "eventCreate", "null result pointer");
   gpuEvent_t created = nullptr;
+  RelaxedCaptureMode relaxed;
   const int rc = check(gpuEventCreateWithFlags(&created, gpuEventDisableTiming), "cudaEventCreateWithFlags");
   *event = created;
   return rc;

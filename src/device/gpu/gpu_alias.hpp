@@ -69,6 +69,12 @@ constexpr gpuError_t gpuErrorHostMemoryAlreadyRegistered = hipErrorHostMemoryAlr
 #define gpuMemcpyAsync hipMemcpyAsync
 #define gpuMemset hipMemset
 #define gpuMemsetAsync hipMemsetAsync
+#define gpuStreamGetCaptureInfo hipStreamGetCaptureInfo
+#define gpuStreamCaptureStatus hipStreamCaptureStatus
+#define gpuStreamCaptureStatusActive hipStreamCaptureStatusActive
+#define gpuStreamCaptureMode hipStreamCaptureMode
+#define gpuStreamCaptureModeRelaxed hipStreamCaptureModeRelaxed
+#define gpuThreadExchangeStreamCaptureMode hipThreadExchangeStreamCaptureMode
 // Device side: a short pause inside polling loops.
 #define gpuSpinPause() __builtin_amdgcn_s_sleep(1)
 
@@ -135,6 +141,12 @@ constexpr gpuError_t gpuErrorHostMemoryAlreadyRegistered = cudaErrorHostMemoryAl
 #define gpuMemcpyAsync cudaMemcpyAsync
 #define gpuMemset cudaMemset
 #define gpuMemsetAsync cudaMemsetAsync
+#define gpuStreamGetCaptureInfo cudaStreamGetCaptureInfo
+#define gpuStreamCaptureStatus cudaStreamCaptureStatus
+#define gpuStreamCaptureStatusActive cudaStreamCaptureStatusActive
+#define gpuStreamCaptureMode cudaStreamCaptureMode
+#define gpuStreamCaptureModeRelaxed cudaStreamCaptureModeRelaxed
+#define gpuThreadExchangeStreamCaptureMode cudaThreadExchangeStreamCaptureMode
 // Device side: a short pause inside polling loops (sm_70+).
 #define gpuSpinPause() __nanosleep(64)
 

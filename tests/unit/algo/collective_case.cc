@@ -18,12 +18,13 @@ constexpr size_t kGuardBytes = 64;
 constexpr unsigned char kGuard = 0xCD, kGarbage = 0xAB;
 
 int64_t inputValue(const CollCase& c, int rank, size_t i) {
+  const auto shift = static_cast<size_t>(c.round) * 11;  // 0 in round 0
   if (c.op == RedOpKind::Prod) {
-    if ((rank + i) % 3 == 0) return 2;
-    return (!isUnsigned(c.type) && (rank * 5 + i) % 7 == 0) ? -1 : 1;
+    if ((rank + i + shift) % 3 == 0) return 2;
+    return (!isUnsigned(c.type) && (rank * 5 + i + shift) % 7 == 0) ? -1 : 1;
   }
-  if (isUnsigned(c.type)) return static_cast<int64_t>((rank * 7 + i * 3) % 4);
-  return static_cast<int64_t>((rank * 7 + i * 3) % 5) - 1;
+  if (isUnsigned(c.type)) return static_cast<int64_t>((rank * 7 + i * 3 + shift) % 4);
+  return static_cast<int64_t>((rank * 7 + i * 3 + shift) % 5) - 1;
 }
 
 int64_t scalarOf(const CollCase& c, int rank) {
@@ -60,8 +61,12 @@ void storeReduced(const CollCase& c, size_t i, void* dst) {
 /// AllToAllv: elements rank `from` sends to rank `to`.
 size_t vCount(const CollCase& c, int from, int to) { return c.count * static_cast<size_t>((from + 2 * to) % 3) / 2; }
 
+}  // namespace
+
 struct RankBuffers {
   std::vector<uint64_t> send, recv;  // uint64_t for alignment
+  size_t sendAlloc = 0, recvAlloc = 0;  ///< bytes before the guard of each (0: unused)
+  size_t sendElems = 0;
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
   size_t recvBytes = 0;  ///< bytes of output checked (from recvbuff)
@@ -69,6 +74,8 @@ struct RankBuffers {
   CollOp op;
   std::vector<CollOp> group;
 };
+
+namespace {
 
 unsigned char* bytesOf(std::vector<uint64_t>& v) { return reinterpret_cast<unsigned char*>(v.data()); }
 
@@ -78,6 +85,12 @@ size_t allocate(std::vector<uint64_t>& v, size_t bytes, unsigned char fill) {
   std::memset(v.data(), kGuard, v.size() * 8);
   std::memset(v.data(), fill, bytes);
   return bytes;
+}
+
+void writeInputs(const CollCase& c, int r, RankBuffers& b) {
+  const size_t es = dataTypeSize(c.type);
+  auto* in = static_cast<unsigned char*>(const_cast<void*>(b.sendbuff));
+  for (size_t i = 0; i < b.sendElems; ++i) storeElement(c.type, inputValue(c, r, i), in + i * es);
 }
 
 /// Builds rank r's buffers and operation(s).
@@ -117,7 +130,7 @@ RankBuffers prepare(const CollCase& c, int r) {
   }
   const bool inPlace = c.inPlace && c.kind != kSendRecvRing;
   if (!inPlace) {
-    allocate(b.send, sendElems * es, kGarbage);
+    b.sendAlloc = allocate(b.send, sendElems * es, kGarbage);
     b.guardAt = allocate(b.recv, recvElems * es, kGarbage);
     b.sendbuff = b.send.data();
     b.recvbuff = b.recv.data();
@@ -133,9 +146,10 @@ RankBuffers prepare(const CollCase& c, int r) {
     b.guardAt = allocate(b.recv, std::max(sendElems, recvElems) * es, kGarbage);
     b.sendbuff = b.recvbuff = b.recv.data();
   }
+  b.recvAlloc = b.guardAt;
   b.recvBytes = recvElems * es;
-  auto* in = static_cast<unsigned char*>(const_cast<void*>(b.sendbuff));
-  for (size_t i = 0; i < sendElems; ++i) storeElement(c.type, inputValue(c, r, i), in + i * es);
+  b.sendElems = sendElems;
+  writeInputs(c, r, b);
   op.sendbuff = b.sendbuff;
   op.recvbuff = b.recvbuff;
   if (c.kind == kSendRecvRing) {
@@ -223,6 +237,35 @@ std::string compare(const CollCase& c, int r, const RankBuffers& b) {
 }
 
 }  // namespace
+
+CollCaseRounds::CollCaseRounds(const CollCase& c) : c_(c) {
+  const int n = static_cast<int>(c.layout.domainOf.size());
+  for (int r = 0; r < n; ++r) bufs_.push_back(std::make_unique<RankBuffers>(prepare(c_, r)));
+}
+
+CollCaseRounds::~CollCaseRounds() = default;
+
+std::span<const CollOp> CollCaseRounds::group(int rank) const { return bufs_.at(rank)->group; }
+
+void CollCaseRounds::refill(int round) {
+  c_.round = round;
+  for (size_t r = 0; r < bufs_.size(); ++r) {
+    RankBuffers& b = *bufs_[r];
+    const uint64_t *send = b.send.data(), *recv = b.recv.data();
+    if (b.sendAlloc) allocate(b.send, b.sendAlloc, kGarbage);  // same size: the vector keeps its storage
+    allocate(b.recv, b.recvAlloc, kGarbage);
+    if (b.send.data() != send || b.recv.data() != recv) throw std::logic_error("CollCaseRounds: a buffer moved");
+    writeInputs(c_, static_cast<int>(r), b);
+  }
+}
+
+std::string CollCaseRounds::check() const {
+  for (size_t r = 0; r < bufs_.size(); ++r) {
+    std::string diff = compare(c_, static_cast<int>(r), *bufs_[r]);
+    if (!diff.empty()) return concat("round ", c_.round, ": ", diff);
+  }
+  return "";
+}
 
 std::string CollCase::describe() const {
   return concat(kind == kSendRecvRing ? "sendrecv-ring" : algo::collKindName(kind), " layout=", layout.name,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct CollCase {
   size_t chunkBytes = 4096;
   int root = 0;
   size_t eagerBytes = 0;  ///< mem transport: messages up to this size are buffered
+  int round = 0;          ///< selects the inputs: every round's differ from the previous round's
 
   std::string describe() const;
 };
@@ -40,5 +42,29 @@ std::string runCollCase(const CollCase& c);
 using GroupRunner = std::function<void(int rank, std::span<const algo::CollOp> group)>;
 /// The same case and checks with another executor in place of the mem transport + host engine.
 std::string runCollCaseWith(const CollCase& c, const GroupRunner& runGroup);
+
+struct RankBuffers;
+
+/// A case whose buffers stay put while its inputs change from round to round, for executors that keep
+/// buffer addresses between runs (a captured CUDA graph replays the same addresses).
+class CollCaseRounds {
+ public:
+  explicit CollCaseRounds(const CollCase& c);
+  ~CollCaseRounds();
+  CollCaseRounds(const CollCaseRounds&) = delete;
+  CollCaseRounds& operator=(const CollCaseRounds&) = delete;
+
+  const CollCase& collCase() const { return c_; }
+  /// Rank r's group (the same buffers every round).
+  std::span<const algo::CollOp> group(int rank) const;
+  /// Writes round `round`'s inputs and garbage into the outputs (nothing may run on the buffers then).
+  void refill(int round);
+  /// "" when every rank's output is the current round's exact result, else the first difference.
+  std::string check() const;
+
+ private:
+  CollCase c_;
+  std::vector<std::unique_ptr<RankBuffers>> bufs_;
+};
 
 }  // namespace hetccl::test

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/error.hpp"
 #include "device/host/reduce.hpp"
@@ -30,13 +31,17 @@ constexpr int kMaxPhaseOps = 256;
 constexpr int kSleepOneIn = 128;
 constexpr int kMaxSleepUs = 200;
 
+struct Capture;
+
 /// Each record gets a number; a wait binds to the record made before it and passes once that record has
 /// executed (records on different streams may execute out of order).
 struct Event {
   std::atomic<uint64_t> recorded{0};  // records made (enqueue side)
   std::mutex mu;
-  uint64_t doneUpTo = 0;          // every record <= this has executed
-  std::set<uint64_t> doneAbove;   // executed records above doneUpTo
+  uint64_t doneUpTo = 0;         // every record <= this has executed
+  std::set<uint64_t> doneAbove;  // executed records above doneUpTo
+  Capture* capturedIn = nullptr;  // the last record was captured there (device lock)
+  uint64_t captureNode = 0;       // ... as this node
 
   void complete(uint64_t id) {
     std::lock_guard<std::mutex> lock(mu);
@@ -54,20 +59,41 @@ struct Event {
 };
 
 struct Op {
-  enum Kind { Copy, Set, WaitFlag, WriteFlag, Record, WaitEvent, Reduce, Scale, Divide } kind;
+  enum Kind { Copy, Set, WaitFlag, WriteFlag, Record, WaitEvent, Reduce, Scale, Divide, Batch } kind;
   void* dst = nullptr;
   const void* src = nullptr;
   size_t n = 0;  // bytes (Copy, Set) or elements (kernels)
-  uint64_t value = 0;
+  uint64_t value = 0;  // captured Record / WaitEvent: the capture node
   Event* event = nullptr;
   int type = 0, op = 0;
   unsigned char scalar[8] = {};
+  std::vector<hetcclGpuStreamOp_t> batch = {};  // Batch: streamOps, run in order
+  size_t next = 0;                         // Batch: operations done so far
 };
 
 struct Stream {
   std::deque<Op> ops;
-  bool paused = false;  // in this phase of the scheduler
+  Capture* capture = nullptr;  // being captured: ops are recorded there instead of run
+  bool transient = false;      // a graph replay's stream: dropped once empty
+  bool paused = false;         // in this phase of the scheduler
 };
+
+/// A capture in progress: what every stream that joined it recorded.
+struct Capture {
+  uint64_t id = 0;
+  bool active = true;
+  std::vector<Stream*> members;  // the origin first
+  std::map<Stream*, std::vector<Op>> recorded;
+};
+
+}  // namespace
+
+/// A captured graph (its operations are kept by the device).
+struct Graph {
+  size_t index = 0;
+};
+
+namespace {
 
 thread_local std::string tLastError;
 
@@ -89,7 +115,152 @@ class Device {
   void push(void* s, Op op) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      stream(s)->ops.push_back(op);
+      pushLocked(stream(s), std::move(op));
+    }
+    cv_.notify_all();
+  }
+  void pushLocked(Stream* st, Op op) {
+    if (st->capture) st->capture->recorded[st].push_back(std::move(op));
+    else st->ops.push_back(std::move(op));
+  }
+
+  // --- events and captures (CUDA's rules: a record inside a capture is a graph node; a stream that
+  // waits for one joins the capture; a capturing stream may not wait for an event recorded outside) ---
+  int record(Event* e, void* s) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Stream* st = stream(s);
+      Op op{Op::Record};
+      if (st->capture) {
+        e->capturedIn = st->capture;
+        e->captureNode = op.value = ++nodes_;
+      } else {
+        e->capturedIn = nullptr;
+        op.event = e;
+        op.value = e->recorded.fetch_add(1) + 1;
+      }
+      pushLocked(st, std::move(op));
+    }
+    cv_.notify_all();
+    return HETCCL_GPU_OK;
+  }
+  int waitEvent(void* s, Event* e) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Stream* st = stream(s);
+      if (Capture* cap = e->capturedIn) {
+        if (!cap->active) return failWith("streamWaitEvent: the event was recorded in a capture that has ended");
+        if (st->capture && st->capture != cap) return failWith("streamWaitEvent: the event belongs to another capture");
+        if (!st->capture) {
+          if (s == nullptr) return failWith("streamWaitEvent: the legacy stream cannot join a capture");
+          st->capture = cap;
+          cap->members.push_back(st);
+        }
+        Op op{Op::WaitEvent};
+        op.value = e->captureNode;
+        pushLocked(st, std::move(op));
+      } else {
+        if (st->capture)  // cudaErrorStreamCaptureIsolation
+          return failWith("streamWaitEvent: a capturing stream waits for an event recorded outside the capture");
+        Op op{Op::WaitEvent};
+        op.event = e;
+        op.value = e->recorded.load();  // the record made before this call
+        if (op.value) pushLocked(st, std::move(op));
+      }
+    }
+    cv_.notify_all();
+    return HETCCL_GPU_OK;
+  }
+  bool capturing(void* s, uint64_t* id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stream* st = stream(s);
+    *id = st->capture ? st->capture->id : 0;
+    return st->capture != nullptr;
+  }
+  void beginCapture(void* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stream* st = stream(s);
+    if (!s || st->capture) throw std::runtime_error("sim beginCapture: the stream is legacy or already capturing");
+    auto* cap = new Capture;  // kept: events may point at it
+    cap->id = ++captures_;
+    cap->members.push_back(st);
+    st->capture = cap;
+  }
+  Graph* endCapture(void* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stream* st = stream(s);
+    Capture* cap = st->capture;
+    if (!cap || cap->members.front() != st) throw std::runtime_error("sim endCapture: not the origin of a capture");
+    // Every stream that joined must be joined back: its last operation is a record some other stream waits for.
+    for (size_t m = 1; m < cap->members.size(); ++m) {
+      const std::vector<Op>& ops = cap->recorded[cap->members[m]];
+      bool joined = false;
+      if (!ops.empty() && ops.back().kind == Op::Record)
+        for (auto& [other, list] : cap->recorded)
+          for (const Op& op : list) joined = joined || (other != cap->members[m] && op.kind == Op::WaitEvent &&
+                                                        op.value == ops.back().value);
+      if (!joined) throw std::runtime_error("sim endCapture: a stream joined the capture but was not joined back");
+    }
+    auto* g = new Graph{graphs_.size()};
+    graphs_.emplace_back();
+    for (Stream* m : cap->members) {  // per captured stream, its operations (the origin's first)
+      graphs_.back().push_back(cap->recorded[m]);
+      m->capture = nullptr;
+    }
+    cap->active = false;
+    return g;
+  }
+  void launch(Graph* g, void* s) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Stream* st = stream(s);
+      if (st->capture) throw std::runtime_error("sim launch: graphs are launched on eager streams here");
+      std::map<uint64_t, Event*> node;  // this replay's events for the graph's internal edges
+      auto eventOf = [&](uint64_t n) {
+        Event*& e = node[n];
+        if (!e) e = replayEvents_.emplace_back(std::make_unique<Event>()).get();
+        return e;
+      };
+      Event* begin = replayEvents_.emplace_back(std::make_unique<Event>()).get();
+      Event* end = replayEvents_.emplace_back(std::make_unique<Event>()).get();
+      Op rec{Op::Record};
+      rec.event = begin;
+      rec.value = 1;
+      begin->recorded = 1;
+      st->ops.push_back(rec);
+      const std::vector<std::vector<Op>>& lists = graphs_.at(g->index);
+      for (size_t m = 0; m < lists.size(); ++m) {
+        auto replay = std::make_unique<Stream>();
+        replay->transient = true;
+        if (m == 0) {
+          Op wait{Op::WaitEvent};
+          wait.event = begin;
+          wait.value = 1;
+          replay->ops.push_back(wait);
+        }
+        for (Op op : lists[m]) {
+          if (op.kind == Op::Record || op.kind == Op::WaitEvent) {
+            op.event = eventOf(op.value);
+            op.value = 1;
+            if (op.kind == Op::Record) op.event->recorded = 1;
+          }
+          op.next = 0;
+          replay->ops.push_back(std::move(op));
+        }
+        if (m == 0) {
+          Op done{Op::Record};
+          done.event = end;
+          done.value = 1;
+          end->recorded = 1;
+          replay->ops.push_back(done);
+        }
+        Stream* raw = replay.get();
+        owned_[raw] = std::move(replay);
+      }
+      Op wait{Op::WaitEvent};
+      wait.event = end;
+      wait.value = 1;
+      st->ops.push_back(wait);
     }
     cv_.notify_all();
   }
@@ -108,6 +279,10 @@ class Device {
     std::lock_guard<std::mutex> lock(mu_);
     return stream(s)->ops.empty();
   }
+  bool isCapturing(void* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stream(s)->capture != nullptr;
+  }
   std::string dump() {
     std::lock_guard<std::mutex> lock(mu_);
     std::string out = concat("sim gpu scheduler seed ", seed_, "\n");
@@ -117,6 +292,10 @@ class Device {
       out += concat(name, ": ", s.ops.size(), " ops, head kind ", int(h.kind), " value ", h.value);
       if (h.kind == Op::WaitFlag) out += concat(" flag now ", *static_cast<const uint64_t*>(h.src));
       if (h.kind == Op::WaitEvent) out += concat(" event record done ", h.event->done(h.value));
+      if (h.kind == Op::Batch && h.next < h.batch.size()) {
+        const hetcclGpuStreamOp_t& b = h.batch[h.next];
+        out += concat(" batch op ", h.next, " kind ", b.kind, " word now ", load(b.word), " value ", b.value);
+      }
       out += "\n";
     };
     one("legacy", legacy_);
@@ -129,21 +308,60 @@ class Device {
     for (auto& [raw, s] : owned_) n += s->ops.size();
     return n;
   }
+  uint64_t seed() const { return seed_; }
   void synchronize(void* s) {
     while (!idle(s)) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  uint64_t seed() const { return seed_; }
 
   std::atomic<int> failMemcpyIn{0};
   std::mutex memMu;
   std::map<uintptr_t, size_t> deviceRanges;
 
  private:
+  static uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+  static void store(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+  /// Runs a streamOps batch as far as its waits allow; true when it is complete.
+  static bool runBatch(Op& op) {
+    for (; op.next < op.batch.size(); ++op.next) {
+      const hetcclGpuStreamOp_t& b = op.batch[op.next];
+      switch (b.kind) {
+        case HETCCL_GPU_OP_WAIT_GEQ:
+          if (static_cast<int64_t>(load(b.word) - b.value) < 0) return false;
+          break;
+        case HETCCL_GPU_OP_WAIT_EQ:
+          if (load(b.word) != b.value) return false;
+          break;
+        case HETCCL_GPU_OP_WRITE: store(b.word, b.value); break;
+        case HETCCL_GPU_OP_STAMP_CHECK: {
+          uint64_t got[4];
+          bool same = true;
+          for (int w = 0; w < 4; ++w) same = (got[w] = load(b.word + w)) == b.expect[w] && same;
+          if (!same && load(b.report) == 0) {
+            for (int w = 0; w < 4; ++w) {
+              store(b.report + 1 + w, got[w]);
+              store(b.report + 5 + w, b.expect[w]);
+            }
+            store(b.report, 1);
+          }
+          break;
+        }
+        default: break;
+      }
+    }
+    return true;
+  }
   static bool runnable(const Op& op) {
     switch (op.kind) {
       case Op::WaitFlag:
         return static_cast<int64_t>(__atomic_load_n(static_cast<const uint64_t*>(op.src), __ATOMIC_ACQUIRE) - op.value) >= 0;
       case Op::WaitEvent: return op.event->done(op.value);
+      case Op::Batch: {  // runnable when its next operation can run
+        if (op.next >= op.batch.size()) return true;
+        const hetcclGpuStreamOp_t& b = op.batch[op.next];
+        if (b.kind == HETCCL_GPU_OP_WAIT_GEQ) return static_cast<int64_t>(load(b.word) - b.value) >= 0;
+        if (b.kind == HETCCL_GPU_OP_WAIT_EQ) return load(b.word) == b.value;
+        return true;
+      }
       default: return true;
     }
   }
@@ -160,8 +378,10 @@ class Device {
       default: break;  // waits: nothing to do once runnable
     }
   }
-  /// Runs `op`, the runnable head of its stream; returns whether it is complete (and leaves the stream).
-  static bool step(const Op& op) {
+  /// Runs `op`, the runnable head of its stream (a batch as far as its waits allow); returns whether it
+  /// is complete (and leaves the stream).
+  static bool step(Op& op) {
+    if (op.kind == Op::Batch) return runBatch(op);
     execute(op);
     return true;
   }
@@ -198,6 +418,7 @@ class Device {
         continue;
       }
       if (step(s->ops.front())) s->ops.pop_front();
+      if (s->transient && s->ops.empty()) owned_.erase(s);
       if (rng_() % kSleepOneIn == 0) {
         const auto pause = std::chrono::microseconds(rng_() % kMaxSleepUs);
         lock.unlock();
@@ -211,6 +432,9 @@ class Device {
   std::condition_variable cv_;
   Stream legacy_;
   std::map<Stream*, std::unique_ptr<Stream>> owned_;
+  std::vector<std::vector<std::vector<Op>>> graphs_;
+  std::vector<std::unique_ptr<Event>> replayEvents_;  // events of graph replays (never freed: tests are short)
+  uint64_t nodes_ = 0, captures_ = 0;
   const uint64_t seed_;
   std::mt19937_64 rng_;
   int phaseLeft_ = 0;
@@ -266,29 +490,24 @@ int pointerQuery(const void* p, int* memType, int* device) {
 }
 int streamCreate(void** s) { *s = dev().newStream(); return HETCCL_GPU_OK; }
 int streamDestroy(void* s) { dev().destroy(static_cast<Stream*>(s)); return HETCCL_GPU_OK; }
-int streamSynchronize(void* s) { dev().synchronize(s); return HETCCL_GPU_OK; }
-int streamQuery(void* s) { return dev().idle(s) ? HETCCL_GPU_OK : HETCCL_GPU_ERR_NOT_READY; }
-int eventCreate(void** e) { *e = new Event; return HETCCL_GPU_OK; }
-int eventDestroy(void* e) { delete asEvent(e); return HETCCL_GPU_OK; }
-int eventRecord(void* e, void* s) {
-  Op op{Op::Record};
-  op.event = asEvent(e);
-  op.value = asEvent(e)->recorded.fetch_add(1) + 1;
-  dev().push(s, op);
+int streamSynchronize(void* s) {
+  if (dev().isCapturing(s)) return failWith("streamSynchronize: the stream is being captured");
+  dev().synchronize(s);
   return HETCCL_GPU_OK;
 }
+int streamQuery(void* s) {
+  if (dev().isCapturing(s)) return failWith("streamQuery: the stream is being captured");
+  return dev().idle(s) ? HETCCL_GPU_OK : HETCCL_GPU_ERR_NOT_READY;
+}
+int eventCreate(void** e) { *e = new Event; return HETCCL_GPU_OK; }
+int eventDestroy(void* e) { delete asEvent(e); return HETCCL_GPU_OK; }
+int eventRecord(void* e, void* s) { return dev().record(asEvent(e), s); }
 int eventQuery(void* e) { return asEvent(e)->done(asEvent(e)->recorded.load()) ? HETCCL_GPU_OK : HETCCL_GPU_ERR_NOT_READY; }
 int eventSynchronize(void* e) {
   while (eventQuery(e) != HETCCL_GPU_OK) std::this_thread::sleep_for(std::chrono::microseconds(100));
   return HETCCL_GPU_OK;
 }
-int streamWaitEvent(void* s, void* e) {
-  Op op{Op::WaitEvent};
-  op.event = asEvent(e);
-  op.value = asEvent(e)->recorded.load();  // the record made before this call
-  if (op.value) dev().push(s, op);
-  return HETCCL_GPU_OK;
-}
+int streamWaitEvent(void* s, void* e) { return dev().waitEvent(s, asEvent(e)); }
 int memcpyAsync(void* dst, const void* src, size_t bytes, void* s) {
   if (dev().failMemcpyIn.load() > 0 && dev().failMemcpyIn.fetch_sub(1) == 1) return failWith("memcpyAsync: injected failure");
   if (bytes && (!dst || !src)) return failWith("memcpyAsync: null pointer");
@@ -346,16 +565,40 @@ int divide(void* buf, size_t count, int type, uint64_t n, void* s) {
   return kernel(Op::Divide, buf, nullptr, count, type, s, [&](Op& op) { op.value = n; });
 }
 
-const hetcclGpuPlugin_v1_t kPlugin = {
+int streamOps(void* s, const hetcclGpuStreamOp_t* ops, unsigned count) {
+  if (!ops || count == 0 || count > HETCCL_GPU_MAX_STREAM_OPS) return failWith("streamOps: bad count");
+  Op op{Op::Batch};
+  for (unsigned i = 0; i < count; ++i) {
+    const hetcclGpuStreamOp_t& b = ops[i];
+    if (b.kind < HETCCL_GPU_OP_WAIT_GEQ || b.kind > HETCCL_GPU_OP_STAMP_CHECK || !b.word ||
+        reinterpret_cast<uintptr_t>(b.word) % 8 || (b.kind == HETCCL_GPU_OP_STAMP_CHECK && !b.report))
+      return failWith("streamOps: bad operation");
+    op.batch.push_back(b);
+  }
+  dev().push(s, std::move(op));
+  return HETCCL_GPU_OK;
+}
+int streamCaptureInfo(void* s, int* capturing, uint64_t* id) {
+  *capturing = dev().capturing(s, id) ? 1 : 0;
+  return HETCCL_GPU_OK;
+}
+int devicePointer(const void* p, void** d) {
+  if (!p) return failWith("devicePointer: null");
+  *d = const_cast<void*>(p);
+  return HETCCL_GPU_OK;
+}
+
+const hetcclGpuPlugin_t kPlugin = {
     HETCCL_GPU_PLUGIN_VERSION, "sim", init, lastError, versions, deviceCount, getDevice, setDevice,
     allocDevice, freeDevice, allocPinned, freePinned, hostRegister, hostUnregister, pointerQuery,
     streamCreate, streamDestroy, streamSynchronize, streamQuery, eventCreate, eventDestroy, eventRecord,
     eventQuery, eventSynchronize, streamWaitEvent, memcpyAsync, memsetAsync, memcpySync, memsetSync,
-    streamWaitFlag, streamWriteFlag, flagMethod, reduce, scale, divide};
+    streamWaitFlag, streamWriteFlag, flagMethod, reduce, scale, divide, streamOps, streamCaptureInfo,
+    devicePointer};
 
 }  // namespace
 
-const hetcclGpuPlugin_v1_t& plugin() {
+const hetcclGpuPlugin_t& plugin() {
   dev();
   return kPlugin;
 }
@@ -376,5 +619,11 @@ bool waitIdle(std::chrono::milliseconds bound) {
 }
 
 void failMemcpyAfter(int n) { dev().failMemcpyIn.store(n); }
+
+void beginCapture(void* stream) { dev().beginCapture(stream); }
+
+Graph* endCapture(void* stream) { return dev().endCapture(stream); }
+
+void launch(Graph* graph, void* stream) { dev().launch(graph, stream); }
 
 }  // namespace hetccl::test::sim

@@ -1,9 +1,10 @@
 // A simulated GPU behind the device plugin interface, so that the stream pipeline (src/stream_exec) runs
 // for real on a machine without a GPU: "device" memory is host memory, and one device thread executes the
 // operations queued on every stream in order, each stream blocked only by its own head (flag waits on
-// 64-bit counters, event waits), exactly the ordering rules of a real runtime. Copies, reductions,
-// flag writes and events take effect when the device thread reaches them, never at enqueue time, so a
-// missing wait in the compiled program shows up as wrong data or a stall, as it would on a GPU.
+// 64-bit counters, event waits, stream operations of the v2 interface), exactly the ordering rules of a
+// real runtime. Copies, reductions, flag writes and events take effect when the device thread reaches
+// them, never at enqueue time, so a missing wait in the compiled program shows up as wrong data or a
+// stall, as it would on a GPU.
 // The order between streams is adversarial: at every step the device runs the head of a stream chosen
 // at random among those that can run, and for stretches of random length it pauses a random half of the
 // streams (they run only when nothing else can), so one stream falls far behind or races far ahead.
@@ -22,7 +23,7 @@
 namespace hetccl::test::sim {
 
 /// The process-wide simulated device (started on first use).
-const hetcclGpuPlugin_v1_t& plugin();
+const hetcclGpuPlugin_t& plugin();
 
 /// Operations queued but not yet executed, over every stream (0 when the device is idle).
 size_t pendingOps();
@@ -39,5 +40,17 @@ bool waitIdle(std::chrono::milliseconds bound);
 
 /// Makes the `n`-th following memcpyAsync call fail (n >= 1); 0 disables.
 void failMemcpyAfter(int n);
+
+/// CUDA graphs, modelled as CUDA captures streams: between beginCapture and endCapture, the operations
+/// queued on `stream`, and on every stream that waits for an event recorded in the capture (it joins the
+/// capture until it ends), are recorded instead of run; a capturing stream may not wait for an event
+/// recorded outside the capture, nor be queried or synchronised (the plugin call fails, as in CUDA).
+/// launch() queues one replay: the recorded operations, with their original arguments, on fresh streams,
+/// after earlier work on `stream`; later work on `stream` waits for all of it. Misuse throws.
+struct Graph;
+void beginCapture(void* stream);
+/// Throws when a stream that joined was not joined back (cudaErrorStreamCaptureUnjoined). Never freed.
+Graph* endCapture(void* stream);
+void launch(Graph* graph, void* stream);
 
 }  // namespace hetccl::test::sim

@@ -1,0 +1,89 @@
+// The v2 entry points of the CUDA plugin: batched stream operations on 64-bit words with call-stamp checks
+// (stream memory operations, or src/device/gpu/stream_ops_kernels.cuh), the capture state of a stream, and
+// the device address of a pointer.
+#include "device/cuda/kernels.hpp"
+#include "device/cuda/plugin_functions.hpp"
+#include "device/cuda/plugin_state.hpp"
+#include "device/cuda/stream_memops.hpp"
+
+namespace hetccl::cuda_plugin {
+namespace {
+
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; }
+
+/// Why `op` is malformed, or nullptr.
+const char* invalid(const hetcclGpuStreamOp_t& op) {
+  if (op.kind < HETCCL_GPU_OP_WAIT_GEQ || op.kind > HETCCL_GPU_OP_STAMP_CHECK) return "unknown operation kind";
+  if (!op.word || !aligned(op.word)) return "word is null or not 8-byte aligned";
+  if (op.kind == HETCCL_GPU_OP_STAMP_CHECK && (!op.report || !aligned(op.report)))
+    return "STAMP_CHECK without an aligned report record";
+  return nullptr;
+}
+
+bool nativeOnCurrentDevice() {
+  int device = 0;
+  if (gpuGetDevice(&device) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return false;
+  }
+  return nativeFlagOpsSupported(device);
+}
+
+}  // namespace
+
+// Runs of waits and writes go to the driver's stream memory operations (no kernel occupies the stream while
+// it waits, and a GPU shared by several processes is not held by a spinning kernel); stamp checks, and
+// everything where the device has no 64-bit stream memory operations, run in the one-thread kernel.
+int streamOps(void* stream, const hetcclGpuStreamOp_t* ops, unsigned count) {
+  if (!ops || count == 0 || count > HETCCL_GPU_MAX_STREAM_OPS)
+    return fail(HETCCL_GPU_ERR_ARGUMENT, "streamOps", "null operations or a count outside 1..MAX_STREAM_OPS");
+  for (unsigned i = 0; i < count; ++i)
+    if (const char* why = invalid(ops[i])) return fail(HETCCL_GPU_ERR_ARGUMENT, "streamOps", why);
+  const auto s = static_cast<gpuStream_t>(stream);
+  const bool native = nativeOnCurrentDevice();
+  auto inKernel = [&](const hetcclGpuStreamOp_t& op) {
+    return !native || op.kind == HETCCL_GPU_OP_STAMP_CHECK || (op.flags & HETCCL_GPU_FLAG_FORCE_KERNEL);
+  };
+  for (unsigned begin = 0; begin < count;) {
+    const bool kernel = inKernel(ops[begin]);
+    unsigned end = begin + 1;
+    while (end < count && inKernel(ops[end]) == kernel) ++end;
+    if (kernel) {
+      if (const int rc = preloadKernelsOnce()) return rc;
+      if (const int rc = check(launchStreamOpsKernel(ops + begin, end - begin, s), "streamOps (kernel launch)"))
+        return rc;
+    } else if (const int rc = nativeStreamOps(s, ops + begin, end - begin)) {
+      return rc;
+    }
+    begin = end;
+  }
+  return HETCCL_GPU_OK;
+}
+
+int streamCaptureInfo(void* stream, int* capturing, uint64_t* captureId) {
+  if (!capturing || !captureId) return fail(HETCCL_GPU_ERR_ARGUMENT, "streamCaptureInfo", "null result pointer");
+  *capturing = 0;
+  *captureId = 0;
+  if (!stream) return HETCCL_GPU_OK;  // the legacy default stream is never captured
+  gpuStreamCaptureStatus status{};
+  unsigned long long id = 0;
+  if (const int rc = check(gpuStreamGetCaptureInfo(static_cast<gpuStream_t>(stream), &status, &id),
+                           "cudaStreamGetCaptureInfo"))
+    return rc;
+  *capturing = status == gpuStreamCaptureStatusActive ? 1 : 0;
+  *captureId = *capturing ? id : 0;
+  return HETCCL_GPU_OK;
+}
+
+int devicePointer(const void* ptr, void** devicePtr) {
+  if (!ptr || !devicePtr) return fail(HETCCL_GPU_ERR_ARGUMENT, "devicePointer", "null pointer");
+  *devicePtr = nullptr;
+  gpuPointerAttributes attributes{};
+  if (const int rc = check(gpuPointerGetAttributes(&attributes, ptr), "cudaPointerGetAttributes")) return rc;
+  if (!attributes.devicePointer)
+    return fail(HETCCL_GPU_ERR_ARGUMENT, "devicePointer", "the pointer is neither device nor pinned/registered memory");
+  *devicePtr = attributes.devicePointer;
+  return HETCCL_GPU_OK;
+}
+
+}  // namespace hetccl::cuda_plugin
