@@ -91,9 +91,17 @@ def main():
 
     # tcp: hello (26 bytes) and the listener's address handle (128 bytes).
     write("tcp_wire", "hello", struct.pack("<IHHHiiQ", 0x48544348, 2, 1, 4, 3, 0, 0x0123456789ABCDEF))
-    # piece header: magic 'HCTP', flags (1: crc), piece number, message bytes, piece bytes, crc, reserved
-    write("tcp_wire", "piece_crc", struct.pack("<IIQQQII", 0x50544348, 1, 17, 300000, 65536, 0xE3069283, 0))
-    write("tcp_wire", "piece_empty", struct.pack("<IIQQQII", 0x50544348, 0, 0, 0, 0, 0, 0))
+    # piece header (72 bytes): magic 'HCTP', flags (1: crc), piece number, message bytes, piece bytes, crc,
+    # reserved, then the call stamp: word0 magic 'HCS1' | kind << 32 | type << 40 | op << 48, the call
+    # number, the message bytes, root + 1 << 32 | piece number (transport/base/call_stamp.hpp)
+    def stamp(kind, dtype, op, seq, message, piece, root=-1):
+        return struct.pack("<QQQQ", 0x48435331 | kind << 32 | dtype << 40 | op << 48, seq, message,
+                           (root + 1) << 32 | piece)
+    write("tcp_wire", "piece_crc", struct.pack("<IIQQQII", 0x50544348, 1, 17, 300000, 65536, 0xE3069283, 0)
+          + stamp(0, 7, 0, 5, 300000, 4))
+    write("tcp_wire", "piece_empty", struct.pack("<IIQQQII", 0x50544348, 0, 0, 0, 0, 0, 0) + stamp(0, 7, 0, 1, 0, 0))
+    write("tcp_wire", "piece_rooted", struct.pack("<IIQQQII", 0x50544348, 0, 3, 4096, 4096, 0, 0)
+          + stamp(1, 0, 0, 9, 4096, 0, root=2))
     handle4 = struct.pack("<IHHH", 0x48504354, 1, 4, 40001) + b"\x0a\x00\x00\x03" + bytes(12) + struct.pack("<I", 0)
     write("tcp_wire", "handle_ipv4", handle4.ljust(128, b"\0"))
     handle6 = struct.pack("<IHHH", 0x48504354, 1, 6, 40001) + v6 + struct.pack("<I", 2)
@@ -104,9 +112,10 @@ def main():
     handle = (struct.pack("<IHH", 0x4D485348, 1, 32) + prefix + b"\0").ljust(128, b"\0")
     slots, slot_bytes = 8, 512 * 1024
     info_off = 256
-    data_off = (info_off + slots * 24 + 63) & ~63  # SlotInfo: u64 message, u64 bytes, u32 crc, u32 flags
+    # SlotInfo (ring version 3): u64 message, u64 bytes, u32 crc, u32 flags, u64 stamp[4]
+    data_off = (info_off + slots * 56 + 63) & ~63
     total = data_off + slots * slot_bytes
-    header = struct.pack("<QIIQQiiQ", 0x4853_6C63_6374_6568, 2, slots, slot_bytes, total, 1, 0, 0xFEEDFACE)
+    header = struct.pack("<QIIQQiiQ", 0x4853_6C63_6374_6568, 3, slots, slot_bytes, total, 1, 0, 0xFEEDFACE)
     header = header.ljust(256, b"\0")
     write("shm_wire", "valid", handle + header + struct.pack("<Q", total))
     write("shm_wire", "short_segment", handle + header + struct.pack("<Q", total - 64))

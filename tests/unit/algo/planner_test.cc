@@ -51,7 +51,9 @@ void checkSchedulesMatch(const Layout& layout, CollKind kind, size_t count, cons
       for (uint32_t d : s.depsOf(st)) ASSERT_LT(d, i) << "step " << i << " depends on a later step";
       ASSERT_GT(st.bytes, 0u);
       for (const Location& l : {st.src, st.dst}) {
-        if (l.space == Location::Space::Scratch) ASSERT_LE(l.addr + st.bytes, s.scratchBytes);
+        if (l.space == Location::Space::Scratch) {
+          ASSERT_LE(l.addr + st.bytes, s.scratchBytes);
+        }
       }
       if (st.kind == StepKind::Send) sent[{r, st.peer}].push_back(st.bytes);
       if (st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce) received[{st.peer, r}].push_back(st.bytes);
