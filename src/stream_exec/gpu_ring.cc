@@ -59,6 +59,7 @@ ShmSegment createRing(const std::string& name, int from, int to, uint32_t slots,
   h->fromRank = from;
   h->toRank = to;
   for (uint64_t& w : h->report) w = 0;
+  for (uint64_t& w : h->expect) w = 0;
   std::memset(static_cast<char*>(seg.data()) + GpuRing::headerOffset(), 0, size_t{slots} * kGpuSlotHeaderBytes);  // empty
   h->magic.store(kGpuRingMagic, std::memory_order_release);
   return seg;

@@ -7,14 +7,19 @@
 //
 // Layout (offsets multiples of 64; slots start on a 4 KiB page):
 //   GpuRingHeader   magic/version/geometry/identity, then on its own cache line:
-//     report       the first call-stamp mismatch the receiver's stream found (HETCCL_GPU_OP_STAMP_CHECK:
-//                  state, the stamp found, the stamp expected); both ranks' monitors read it
+//     report       the first call-stamp mismatch found on this ring (state, the stamp found, the stamp
+//                  expected), written by the receiver's monitor; both ranks' monitors read it
+//     expect       what the receiver's stream waits for now: the piece's slot + 1 (0: no piece), then
+//                  the 4 stamp words it expects (written by that stream before each piece)
 //   headers[slots] 64 bytes per slot: word 0 the slot's state (0 empty, 1 full), words 1-4 the call stamp
 //                  of the piece in it (gpu_stamp.hpp)
 //   slots[slots][slotBytes]
 // A handshake per slot, with constant values only: the sender waits until the slot is empty, copies the
-// piece in, writes its stamp and then state = 1; the receiver waits until state == 1, checks the stamp,
-// copies the piece out and writes state = 0. Every group of device calls starts at slot 0 and puts its
+// piece in, writes its stamp and then state = 1; the receiver publishes the stamp it expects (expect),
+// waits until state == 1 and the slot's stamp words equal the expected ones, copies the piece out and
+// writes state = 0. A stamp that differs stalls the receiver's stream; its monitor sees the full slot
+// whose stamp is not the expected one and reports both (no kernel runs for the check: on a GPU that
+// several processes share, each kernel costs a switch between their contexts). Every group of device calls starts at slot 0 and puts its
 // k-th piece on the ring into slot k % slots, so nothing the host knows about earlier calls is baked into
 // the queued work: the same work captured into a CUDA graph is right on every replay. Both ends count
 // pieces identically because both compile the same schedule.
@@ -33,9 +38,10 @@
 namespace hetccl::stream_exec {
 
 inline constexpr uint64_t kGpuRingMagic = 0x4753'6c63'6374'6568ull;  // "hetcclSG"
-inline constexpr uint32_t kGpuRingVersion = 2;
+inline constexpr uint32_t kGpuRingVersion = 3;
 inline constexpr size_t kGpuSlotHeaderBytes = 64;  ///< per slot: state word + 32-byte stamp
 inline constexpr uint64_t kSlotEmpty = 0, kSlotFull = 1;
+inline constexpr size_t kGpuExpectWords = 5;  ///< slot + 1 (0: none), then the expected stamp
 
 struct alignas(64) GpuRingHeader {
   std::atomic<uint64_t> magic;  ///< kGpuRingMagic once initialised (stored last, release)
@@ -46,6 +52,7 @@ struct alignas(64) GpuRingHeader {
   int32_t fromRank;
   int32_t toRank;
   alignas(64) uint64_t report[HETCCL_GPU_REPORT_WORDS];
+  alignas(64) uint64_t expect[kGpuExpectWords];
 };
 
 /// One direction between this rank and a peer, mapped and registered. Move-only (via unique_ptr).
@@ -65,11 +72,13 @@ class GpuRing {
   /// The state word of that slot, followed by its stamp (4 words), as kernels address them.
   uint64_t* devSlotHeader(uint64_t k) const { return offsetDev(headerOffset() + (k % slots()) * kGpuSlotHeaderBytes); }
   uint64_t* devReport() const { return offsetDev(offsetof(GpuRingHeader, report)); }
+  uint64_t* devExpect() const { return offsetDev(offsetof(GpuRingHeader, expect)); }
   /// Host views of the slot headers (state + stamp) and of the mismatch report (read by the monitor).
   uint64_t* slotHeader(uint32_t slot) const {
     return reinterpret_cast<uint64_t*>(static_cast<char*>(segment_.data()) + headerOffset() + slot * kGpuSlotHeaderBytes);
   }
-  const uint64_t* report() const { return header()->report; }
+  uint64_t* report() const { return header()->report; }
+  const uint64_t* expect() const { return header()->expect; }
 
   /// Where the slot headers start in the segment.
   static size_t headerOffset();

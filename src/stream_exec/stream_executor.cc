@@ -244,8 +244,13 @@ void StreamExecutor::ensureScratch(size_t bytes, bool captured) {
 void StreamExecutor::releaseStreams() {
   for (size_t p = 0; p < rings_.in.size(); ++p) {
     if (!rings_.in[p]) continue;
-    for (uint32_t s = 0; s < rings_.in[p]->slots(); ++s)
-      __atomic_store_n(rings_.in[p]->slotHeader(s), kSlotFull, __ATOMIC_RELEASE);
+    GpuRing& in = *rings_.in[p];
+    if (const uint64_t slot = load(in.expect())) {  // a receiving stream waits for this stamp: give it
+      for (int w = 0; w < 4; ++w)
+        __atomic_store_n(in.slotHeader(static_cast<uint32_t>((slot - 1) % in.slots())) + 1 + w,
+                         load(in.expect() + 1 + w), __ATOMIC_RELEASE);
+    }
+    for (uint32_t s = 0; s < in.slots(); ++s) __atomic_store_n(in.slotHeader(s), kSlotFull, __ATOMIC_RELEASE);
     for (uint32_t s = 0; s < rings_.out[p]->slots(); ++s)
       __atomic_store_n(rings_.out[p]->slotHeader(s), kSlotEmpty, __ATOMIC_RELEASE);
   }
@@ -261,6 +266,35 @@ void StreamExecutor::reportFailure(const std::exception& e) {
   releaseStreams();
   onFailure_(e);
   cv_.notify_all();
+}
+
+void StreamExecutor::findStampMismatch() {
+  suspect_.resize(rings_.in.size());
+  for (size_t p = 0; p < rings_.in.size(); ++p) {
+    std::array<uint64_t, 9>& seen = suspect_[p];
+    const GpuRing* ring = rings_.in[p].get();
+    std::array<uint64_t, 9> now{};
+    if (ring) {
+      const uint64_t slot = load(ring->expect());
+      for (int w = 0; w < 4; ++w) now[5 + w] = load(ring->expect() + 1 + w);
+      if (slot != 0 && slot <= ring->slots() && load(ring->expect()) == slot) {
+        const uint64_t* header = ring->slotHeader(static_cast<uint32_t>(slot - 1));
+        if (load(header) == kSlotFull) {  // then its stamp is written (the sender writes it first)
+          bool differs = false;
+          for (int w = 0; w < 4; ++w) differs = (now[1 + w] = load(header + 1 + w)) != now[5 + w] || differs;
+          if (differs) now[0] = slot;
+        }
+      }
+    }
+    if (now[0] == 0 || now != seen) {
+      seen = now;
+      continue;
+    }
+    uint64_t* report = rings_.in[p]->report();
+    if (load(report) != 0) continue;
+    for (int w = 0; w < 8; ++w) __atomic_store_n(report + 1 + w, now[1 + w], __ATOMIC_RELAXED);
+    __atomic_store_n(report, 1, __ATOMIC_RELEASE);
+  }
 }
 
 void StreamExecutor::checkHealth(bool busy) {
@@ -317,6 +351,7 @@ void StreamExecutor::monitor() {
       if (busy) releaseStreams();
     } else {
       try {
+        if (busy) findStampMismatch();
         checkHealth(busy);
         if (busy && Clock::now() - lastProgress > timeout)
           throw TimeoutError(-1, "", concat("rank ", topology_.rank, ": a device collective made no progress within ",

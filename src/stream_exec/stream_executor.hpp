@@ -20,6 +20,7 @@
 // unusable (the error is sticky; later graph replays run through).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -70,6 +71,10 @@ class StreamExecutor {
   /// Throws what the monitor finds wrong: a stamp mismatch report; while `busy` (a group queued or on
   /// the device) also a peer failure or an abort.
   void checkHealth(bool busy);
+  /// A receiving stream of this rank stalled on a full slot whose stamp is not the one it expects (the
+  /// same on two polls in a row, so a record being rewritten is not mistaken for one): writes the ring's
+  /// report, which checkHealth then throws on both ranks.
+  void findStampMismatch();
   void releaseStreams();  // sets every ring slot this rank's streams may wait for
   void reportFailure(const std::exception& e);
   void ensureScratch(size_t bytes, bool captured);
@@ -104,6 +109,7 @@ class StreamExecutor {
   std::thread thread_;
   // Monitor state (monitor thread only).
   uint64_t progressSignature_ = 0;
+  std::vector<std::array<uint64_t, 9>> suspect_;  // per peer: slot + 1, stamp found, stamp expected (0: none)
 };
 
 }  // namespace hetccl::stream_exec

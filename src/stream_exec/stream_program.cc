@@ -233,11 +233,23 @@ class Compiler {
     }
   }
 
-  /// "mark the slot of the last piece copied out from `peer` empty", if not done yet.
+  /// "mark the slot of the last piece copied out from `peer` empty", if not done yet; the ring's expect
+  /// record is cleared first (the monitor must not compare it with a slot the sender may refill).
   void addRelease(OpList& ops, int peer) {
     if (!unreleased_[peer]) return;
     unreleased_[peer] = false;
-    ops.add(HETCCL_GPU_OP_WRITE, res_.rings->in[peer]->devSlotHeader(received_[peer] - 1), kSlotEmpty);
+    const GpuRing& ring = *res_.rings->in[peer];
+    ops.add(HETCCL_GPU_OP_WRITE, ring.devExpect(), 0);
+    ops.add(HETCCL_GPU_OP_WRITE, ring.devSlotHeader(received_[peer] - 1), kSlotEmpty);
+  }
+
+  /// "publish the stamp expected of the k-th piece from `peer`" (the ring's expect record, for the monitor).
+  void addExpect(OpList& ops, int peer, uint64_t k) const {
+    const GpuRing& ring = *res_.rings->in[peer];
+    uint64_t words[4];
+    stamp(words, recvBytes_[peer], k);
+    for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, ring.devExpect() + 1 + w, words[w]);
+    ops.add(HETCCL_GPU_OP_WRITE, ring.devExpect(), k % ring.slots() + 1);  // after the words
   }
 
   /// "wait until the slot of the k-th piece from `peer` is full".
@@ -245,17 +257,18 @@ class Compiler {
     ops.add(HETCCL_GPU_OP_WAIT_EQ, res_.rings->in[peer]->devSlotHeader(k), kSlotFull);
   }
 
-  /// "the stamp of the k-th piece from `peer` is what this rank expects".
-  void addStampCheck(OpList& ops, int peer, uint64_t k) const {
-    const GpuRing& ring = *res_.rings->in[peer];
-    hetcclGpuStreamOp_t& check = ops.add(HETCCL_GPU_OP_STAMP_CHECK, ring.devSlotHeader(k) + 1).last();
-    stamp(check.expect, recvBytes_[peer], k);
-    check.report = ring.devReport();
+  /// "wait until the stamp in that slot is the one expected": a different stamp stalls the stream, and the
+  /// monitor reports it (StreamExecutor::findStampMismatch).
+  void addStampWait(OpList& ops, int peer, uint64_t k) const {
+    uint64_t words[4];
+    stamp(words, recvBytes_[peer], k);
+    uint64_t* header = res_.rings->in[peer]->devSlotHeader(k);
+    for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WAIT_EQ, header + 1 + w, words[w]);
   }
 
   // Recv (reduceStream null): pieces straight into dst. RecvReduce: pieces into landing buffers on
   // `ringStream` (the receive stream), reduced into dst on `reduceStream` (which already waits for the
-  // step's dependencies). A slot is released together with the next piece's wait (one call).
+  // step's dependencies). A slot is released together with the next piece's expected stamp (one call).
   void receive(const Step& st, void* ringStream, void* reduceStream) {
     const GpuRing& ring = *res_.rings->in[st.peer];
     if (reduceStream) use(recvStream(st.peer));
@@ -266,11 +279,13 @@ class Compiler {
     for (uint64_t j = 0; j < pieces; ++j) {
       const uint64_t k = received_[st.peer];
       const uint64_t off = j * ring.slotBytes(), len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
-      OpList ops;
-      addRelease(ops, st.peer);
-      addSlotFull(ops, st.peer, k);  // wait:slot-full
-      addStampCheck(ops, st.peer, k);
-      queue(ops, ringStream, "streamOps(wait for a piece, check its stamp)");
+      OpList publish, wait;
+      addRelease(publish, st.peer);
+      addExpect(publish, st.peer, k);
+      queue(publish, ringStream, "streamOps(release a ring slot, publish the expected stamp)");
+      addSlotFull(wait, st.peer, k);  // wait:slot-full
+      addStampWait(wait, st.peer, k);  // wait:stamp
+      queue(wait, ringStream, "streamOps(wait for a piece with the expected stamp)");
       if (!reduceStream) {
         call(gpu_.memcpyAsync(dst + off, ring.slot(k), len, ringStream), "memcpyAsync(ring to device)");
       } else {
