@@ -68,7 +68,8 @@ typedef void (*hetcclGpuLogger_v1_t)(int level, const char* file, int line, cons
  *                expect, then report[0] = 1. Never waits; the stream goes on either way (the host reports
  *                the error and releases the streams).
  * Operations of one call run in order. CUDA: waits and writes are stream memory operations
- * (cuStreamBatchMemOp) where the device supports them, else kernels; STAMP_CHECK is a one-thread kernel. */
+ * (cuStreamBatchMemOp) where the device supports them, else kernels; STAMP_CHECK is a one-thread kernel
+ * (the stream pipeline no longer queues it: it waits for the expected stamp words instead). */
 #define HETCCL_GPU_OP_WAIT_GEQ 1
 #define HETCCL_GPU_OP_WAIT_EQ 2
 #define HETCCL_GPU_OP_WRITE 3
