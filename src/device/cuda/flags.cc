@@ -24,15 +24,7 @@ int deviceAddressOf(const uint64_t* flag, const char* call, uint64_t** deviceFla
   return HETCCL_GPU_OK;
 }
 
-bool useNative(unsigned flags) {
-  if (flags & HETCCL_GPU_FLAG_FORCE_KERNEL) return false;
-  int device = 0;
-  if (gpuGetDevice(&device) != gpuSuccess) {
-    (void)gpuGetLastError();
-    return false;
-  }
-  return nativeFlagOpsSupported(device);
-}
+bool useNative(unsigned flags) { return !(flags & HETCCL_GPU_FLAG_FORCE_KERNEL) && nativeOnCurrentDevice(); }
 
 }  // namespace
 

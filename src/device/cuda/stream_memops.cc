@@ -58,6 +58,15 @@ int driverFail(CUresult result, const char* call) {
 
 }  // namespace
 
+bool nativeOnCurrentDevice() noexcept {
+  int device = 0;
+  if (gpuGetDevice(&device) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return false;
+  }
+  return nativeFlagOpsSupported(device);
+}
+
 bool nativeFlagOpsSupported(int device) noexcept {
   if (device < 0 || device >= kMaxDevices) return false;
   const int known = gSupport[device].load(std::memory_order_acquire);

@@ -14,6 +14,9 @@ namespace hetccl::cuda_plugin {
 /// device). Logs at INFO which method a device uses, once per device.
 bool nativeFlagOpsSupported(int device) noexcept;
 
+/// nativeFlagOpsSupported() for the calling thread's current device (false when there is none).
+bool nativeOnCurrentDevice() noexcept;
+
 /// Queues "wait until (int64)(*deviceFlag - value) >= 0" on `stream`. Returns a HETCCL_GPU_* code and
 /// records the driver's error text on failure. Only after nativeFlagOpsSupported() returned true.
 int nativeWaitFlag(gpuStream_t stream, const uint64_t* deviceFlag, uint64_t value) noexcept;

@@ -20,15 +20,6 @@ const char* invalid(const hetcclGpuStreamOp_t& op) {
   return nullptr;
 }
 
-bool nativeOnCurrentDevice() {
-  int device = 0;
-  if (gpuGetDevice(&device) != gpuSuccess) {
-    (void)gpuGetLastError();
-    return false;
-  }
-  return nativeFlagOpsSupported(device);
-}
-
 }  // namespace
 
 // Runs of waits and writes go to the driver's stream memory operations (no kernel occupies the stream while
