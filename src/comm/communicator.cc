@@ -61,15 +61,21 @@ const hetcclGpuPlugin_t* selectDevice(DeviceKind& kind, int& device) {
 Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
                            const hetcclGpuPlugin_t* gpu)
     : boot_(std::move(boot)), topology_(makeTopology(*boot_)), gpu_(gpu) {
-  checkConfigAgrees(*boot_, config());  // before anything depends on them: every rank fails alike
-  std::string forced = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
-  try {
-    links_ = std::make_unique<LinkSet>(*boot_, forced, &aborted_, Deadline::fromConfig());
-  } catch (const PeerError& e) {  // as in runHost: name the rank that failed first, and tell the others
+  try {  // every exchange of the set-up: a rank that failed is named, and the others are told (as in runHost)
+    setUp(options);
+  } catch (const PeerError& e) {
     PeerError cause = rootCause(e);
     boot_->reportFailure(cause);
     throw cause;
   }
+  HETCCL_INFO(log::kInit, "rank ", rank(), " of ", size(), " ready: domain ", peers()[rank()].domain, " (",
+              numDomains(), " domains), host ", peers()[rank()].hostId);
+}
+
+void Communicator::setUp(const CommOptions& options) {
+  checkConfigAgrees(*boot_, config());  // before anything depends on them: every rank fails alike
+  std::string forced = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
+  links_ = std::make_unique<LinkSet>(*boot_, forced, &aborted_, Deadline::fromConfig());
   exec_.timeoutMs = config().timeoutMs();
   exec_.abortFlag = &aborted_;
   exec_.scratch = &scratch_;
@@ -84,8 +90,6 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
   // Device calls that are not delegated get their path now, because its pinned allocations may
   // synchronise the device, which must not happen inside a later call.
   if (!vendorComm_) createDevicePath();
-  HETCCL_INFO(log::kInit, "rank ", rank(), " of ", size(), " ready: domain ", peers()[rank()].domain, " (",
-              numDomains(), " domains), host ", peers()[rank()].hostId);
 }
 
 std::unique_ptr<Communicator> Communicator::create(const bootstrap::UniqueId& id, int nranks, int rank,

@@ -86,6 +86,9 @@ class Communicator {
  private:
   Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
                const hetcclGpuPlugin_t* gpu);
+  /// The constructor's exchanges over the bootstrap (settings that must agree, links, vendor domain,
+  /// device path); a PeerError from them is reported to the other ranks by the constructor.
+  void setUp(const CommOptions& options);
   void checkUsable() const;
   void runHost(std::span<const algo::CollOp> ops);
   /// Single all-GPU domain: creates the vendor communicator every device call is delegated to
