@@ -273,7 +273,6 @@ class Compiler {
     const GpuRing& ring = *res_.rings->in[st.peer];
     if (reduceStream) use(recvStream(st.peer));
     StreamResources::Landing& land = res_.landing[st.peer];
-    const algo::Reduction& r = s_.reductions[st.reduction];
     char* dst = address(st.dst);
     const uint64_t pieces = piecesOf(st.bytes, ring.slotBytes());
     for (uint64_t j = 0; j < pieces; ++j) {
@@ -289,6 +288,7 @@ class Compiler {
       if (!reduceStream) {
         call(gpu_.memcpyAsync(dst + off, ring.slot(k), len, ringStream), "memcpyAsync(ring to device)");
       } else {
+        const algo::Reduction& r = s_.reductions[st.reduction];  // a Recv step has none
         const uint64_t use = landingUses_[st.peer]++;
         const int b = static_cast<int>(use % StreamResources::kLandingBuffers);
         const bool reused = use >= StreamResources::kLandingBuffers;  // its previous piece's reduction must be done

@@ -181,7 +181,7 @@ class Device {
     std::lock_guard<std::mutex> lock(mu_);
     Stream* st = stream(s);
     if (!s || st->capture) throw std::runtime_error("sim beginCapture: the stream is legacy or already capturing");
-    auto* cap = new Capture;  // kept: events may point at it
+    Capture* cap = captureObjects_.emplace_back(std::make_unique<Capture>()).get();  // kept: events may point at it
     cap->id = ++captures_;
     cap->members.push_back(st);
     st->capture = cap;
@@ -201,7 +201,7 @@ class Device {
                                                         op.value == ops.back().value);
       if (!joined) throw std::runtime_error("sim endCapture: a stream joined the capture but was not joined back");
     }
-    auto* g = new Graph{graphs_.size()};
+    Graph* g = graphObjects_.emplace_back(std::make_unique<Graph>(Graph{graphs_.size()})).get();
     graphs_.emplace_back();
     for (Stream* m : cap->members) {  // per captured stream, its operations (the origin's first)
       graphs_.back().push_back(cap->recorded[m]);
@@ -433,6 +433,8 @@ class Device {
   Stream legacy_;
   std::map<Stream*, std::unique_ptr<Stream>> owned_;
   std::vector<std::vector<std::vector<Op>>> graphs_;
+  std::vector<std::unique_ptr<Capture>> captureObjects_;  // owned by the device (never freed: tests are short)
+  std::vector<std::unique_ptr<Graph>> graphObjects_;
   std::vector<std::unique_ptr<Event>> replayEvents_;  // events of graph replays (never freed: tests are short)
   uint64_t nodes_ = 0, captures_ = 0;
   const uint64_t seed_;

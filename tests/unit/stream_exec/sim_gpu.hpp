@@ -49,7 +49,8 @@ void failMemcpyAfter(int n);
 /// after earlier work on `stream`; later work on `stream` waits for all of it. Misuse throws.
 struct Graph;
 void beginCapture(void* stream);
-/// Throws when a stream that joined was not joined back (cudaErrorStreamCaptureUnjoined). Never freed.
+/// Throws when a stream that joined was not joined back (cudaErrorStreamCaptureUnjoined). The graph is
+/// owned by the device (kept until the process exits).
 Graph* endCapture(void* stream);
 void launch(Graph* graph, void* stream);
 
