@@ -285,6 +285,8 @@ TEST_F(GraphTest, DifferentCallsInTheSameOrderPositionAreCaught) {
   });
   test::rethrowFirst(errors);
   ASSERT_TRUE(waitUntil([&] { return !world.failuresOf(0).empty() && !world.failuresOf(1).empty(); }));
+  // The released streams may still copy into bufs: wait for them before the buffers go.
+  EXPECT_TRUE(waitUntil([] { return test::sim::pendingOps() == 0; })) << "streams left waiting\n" << test::sim::dump();
   for (int r = 0; r < 2; ++r) {
     const std::string report = world.failuresOf(r)[0];
     EXPECT_NE(report.find("allreduce #1"), std::string::npos) << report;
