@@ -43,6 +43,11 @@ class Bootstrap {
 
   /// The first peer failure noticed (a closed or broken mesh socket), if any. Cheap; safe from any thread.
   virtual std::optional<PeerError> failure() const = 0;
+  /// The first peer failure noticed among every rank of the job, members of this view or not (a rank of
+  /// a split's other group dies, and members fail because of it): peer() is a rank of this view, or -1
+  /// for a non-member (the message names its job rank and host). For attributing a failure to its cause;
+  /// failure() decides whether this view is broken. Default: failure().
+  virtual std::optional<PeerError> firstFailureInJob() const { return failure(); }
   /// Makes every current and future wait throw AbortedError. Safe from any thread.
   virtual void abort() = 0;
   /// Tells the other ranks that this rank is failing because of `cause` (which names a peer), so that a

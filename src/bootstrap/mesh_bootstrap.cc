@@ -1,6 +1,7 @@
 #include "bootstrap/mesh_bootstrap.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 namespace hetccl::bootstrap {
@@ -88,14 +89,29 @@ std::optional<PeerError> MeshBootstrap::failure() const {
   return f;
 }
 
+std::optional<PeerError> MeshBootstrap::firstFailureInJob() const {
+  std::vector<int> everyone(mesh_->peers().size());
+  std::iota(everyone.begin(), everyone.end(), 0);
+  std::optional<PeerError> f = mesh_->failure(everyone, comm_);
+  if (f) return inView(*f);
+  return f;
+}
+
 void MeshBootstrap::leave() { mesh_->goodbye(comm_, members_); }
 
 void MeshBootstrap::abort() { mesh_->abort(); }
 
 void MeshBootstrap::reportFailure(const PeerError& cause) {
   // cause.peer() is a rank of this view; the mesh speaks global ranks.
-  if (cause.peer() < 0 || cause.peer() >= size() || cause.peer() == myIndex_) return;
-  mesh_->notifyFailure(PeerError(members_[cause.peer()], cause.host(), cause.what()));
+  if (cause.peer() == myIndex_ || cause.peer() >= size()) return;
+  if (cause.peer() >= 0) {
+    mesh_->notifyFailure(PeerError(members_[cause.peer()], cause.host(), cause.what()));
+    return;
+  }
+  // Not a rank of this view (firstFailureInJob() of a split's member): name the job rank that failed first.
+  std::vector<int> everyone(mesh_->peers().size());
+  std::iota(everyone.begin(), everyone.end(), 0);
+  if (std::optional<PeerError> first = mesh_->failure(everyone, comm_)) mesh_->notifyFailure(*first);
 }
 
 std::unique_ptr<Bootstrap> MeshBootstrap::split(const std::vector<int>& ranks, uint32_t commTag) {

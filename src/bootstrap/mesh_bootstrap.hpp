@@ -23,6 +23,7 @@ class MeshBootstrap : public Bootstrap {
   void recv(int peer, uint32_t tag, void* data, size_t bytes) override;
   void barrier() override;
   std::optional<PeerError> failure() const override;
+  std::optional<PeerError> firstFailureInJob() const override;
   void abort() override;
   void reportFailure(const PeerError& cause) override;
   void leave() override;

@@ -133,12 +133,13 @@ PeerError Communicator::rootCause(const PeerError& seen) const {
   // other survivors may first see *that* survivor go away. The bootstrap mesh notices every closed
   // peer; the first one it saw is the real cause. Give its reader thread a moment to catch up.
   const auto until = Clock::now() + std::chrono::milliseconds(300);
-  std::optional<PeerError> first = boot_->failure();
+  // Ranks of a split's other group count too: members may fail because one of them died.
+  std::optional<PeerError> first = boot_->firstFailureInJob();
   while (!first && !aborted_.load() && Clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    first = boot_->failure();
+    first = boot_->firstFailureInJob();
   }
-  if (!first || first->peer() == seen.peer() || first->peer() < 0) return seen;
+  if (!first || first->peer() == seen.peer()) return seen;
   return PeerError(first->peer(), first->host(), concat(first->what(), " (seen here as: ", seen.what(), ")"));
 }
 

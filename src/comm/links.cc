@@ -89,7 +89,7 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
   std::vector<std::unique_ptr<transport::Listener>> listeners(kNumTransports);
   std::vector<Published> table(n);
   Published& mine = table[rank_];
-  std::memset(&mine, 0, sizeof mine);
+  std::memset(static_cast<void*>(&mine), 0, sizeof mine);  // every byte goes on the wire
   if (RAND_bytes(reinterpret_cast<unsigned char*>(&mine.nonce), sizeof mine.nonce) != 1)
     throw SystemError("RAND_bytes failed while creating connection tokens");
   std::strncpy(mine.transport, (forced.empty() ? std::string("auto") : forced).c_str(), sizeof mine.transport - 1);

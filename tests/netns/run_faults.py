@@ -61,9 +61,8 @@ CI_CASES = [c for c in CASES if (not c.startswith("term_") or c == "term_coll") 
             not c.endswith(("_split", "_split_mid", "_finalize_mid"))]
 # The wide set (scripts/test.sh runs it at 4 and 8 ranks): a rank killed or stopped while the others are in
 # hetcclCommSplit or hetcclCommFinalize, where with more ranks a survivor used to name another survivor.
-# kill_split_mid is left out: at 8 ranks a survivor still names another survivor in a few runs of 60
-# (docs/RELIABILITY.md, known limits); run it by name.
-WIDE_CASES = ["kill_split", "stop_split", "stop_split_mid", "kill_finalize", "stop_finalize"]
+WIDE_CASES = ["kill_split", "stop_split", "kill_split_mid", "stop_split_mid", "kill_finalize", "stop_finalize",
+              "kill_finalize_mid"]
 
 
 class Proc:
