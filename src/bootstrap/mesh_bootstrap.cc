@@ -89,10 +89,14 @@ std::optional<PeerError> MeshBootstrap::failure() const {
   return f;
 }
 
-std::optional<PeerError> MeshBootstrap::firstFailureInJob() const {
+std::optional<PeerError> MeshBootstrap::firstFailureInMesh() const {
   std::vector<int> everyone(mesh_->peers().size());
   std::iota(everyone.begin(), everyone.end(), 0);
-  std::optional<PeerError> f = mesh_->failure(everyone, comm_);
+  return mesh_->failure(everyone, comm_);
+}
+
+std::optional<PeerError> MeshBootstrap::firstFailureInJob() const {
+  std::optional<PeerError> f = firstFailureInMesh();
   if (f) return inView(*f);
   return f;
 }
@@ -109,9 +113,7 @@ void MeshBootstrap::reportFailure(const PeerError& cause) {
     return;
   }
   // Not a rank of this view (firstFailureInJob() of a split's member): name the job rank that failed first.
-  std::vector<int> everyone(mesh_->peers().size());
-  std::iota(everyone.begin(), everyone.end(), 0);
-  if (std::optional<PeerError> first = mesh_->failure(everyone, comm_)) mesh_->notifyFailure(*first);
+  if (std::optional<PeerError> first = firstFailureInMesh()) mesh_->notifyFailure(*first);
 }
 
 std::unique_ptr<Bootstrap> MeshBootstrap::split(const std::vector<int>& ranks, uint32_t commTag) {

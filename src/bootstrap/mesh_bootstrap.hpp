@@ -36,6 +36,8 @@ class MeshBootstrap : public Bootstrap {
   template <class F>
   auto inView(F&& f) const -> decltype(f());
   PeerError inView(const PeerError& e) const;
+  /// The first failure among every mesh rank, in mesh numbers.
+  std::optional<PeerError> firstFailureInMesh() const;
 
   std::shared_ptr<Mesh> mesh_;
   std::vector<int> members_;
