@@ -27,6 +27,18 @@ const char* stepKindName(StepKind k) noexcept {
     case StepKind::Reduce: return "reduce";
     case StepKind::Scale: return "scale";
     case StepKind::Divide: return "divide";
+    case StepKind::DomainCollective: return "domain-collective";
+  }
+  return "unknown";
+}
+
+const char* domainCollName(DomainColl c) noexcept {
+  switch (c) {
+    case DomainColl::AllReduce: return "domain-allreduce";
+    case DomainColl::ReduceScatter: return "domain-reducescatter";
+    case DomainColl::AllGather: return "domain-allgather";
+    case DomainColl::Broadcast: return "domain-broadcast";
+    case DomainColl::Reduce: return "domain-reduce";
   }
   return "unknown";
 }

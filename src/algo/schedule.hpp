@@ -39,9 +39,19 @@ enum class StepKind : uint8_t {
   Reduce,      ///< dst = dst (op) src, element-wise
   Scale,       ///< dst = src * this rank's PreMulSum scalar (dst may equal src)
   Divide,      ///< dst = dst / divisor (Avg, once after the full sum)
-  // Later for GPUs: DomainCollective, delegating a domain-local collective to the vendor CCL.
+  /// A collective among the ranks of this rank's domain, run by the domain's vendor library (NCCL/RCCL)
+  /// on device buffers; only planned when Topology::domainCollectives (see DomainColl).
+  DomainCollective,
 };
 const char* stepKindName(StepKind k) noexcept;
+
+/// The vendor collective of a DomainCollective step. `bytes` is the count the vendor call takes, in
+/// bytes of the step's reduction type: the whole buffer (AllReduce, Broadcast, Reduce), the block each
+/// domain rank receives (ReduceScatter: src holds domain-size blocks) or sends (AllGather: dst receives
+/// domain-size blocks, in domain rank order). Broadcast / Reduce: `peer` is the root's *domain* rank.
+/// Every member of the domain lists the same DomainCollective steps in the same order.
+enum class DomainColl : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce };
+const char* domainCollName(DomainColl c) noexcept;
 
 /// Element type, operator and Avg divisor a reducing step uses (indexes Schedule::reductions).
 struct Reduction {
@@ -52,11 +62,12 @@ struct Reduction {
 
 struct Step {
   StepKind kind = StepKind::Copy;
-  int peer = -1;  ///< Send / Recv / RecvReduce
-  Location dst;   ///< Recv, RecvReduce, Copy, Reduce, Scale, Divide
-  Location src;   ///< Send, Copy, Reduce, Scale
+  int peer = -1;  ///< Send / Recv / RecvReduce; DomainCollective: the root's domain rank
+  DomainColl domainColl = DomainColl::AllReduce;  ///< DomainCollective
+  Location dst;   ///< Recv, RecvReduce, Copy, Reduce, Scale, Divide, DomainCollective
+  Location src;   ///< Send, Copy, Reduce, Scale, DomainCollective
   uint64_t bytes = 0;
-  uint32_t reduction = 0;  ///< index into Schedule::reductions (reducing steps)
+  uint32_t reduction = 0;  ///< index into Schedule::reductions (reducing steps; DomainCollective: its type)
   uint32_t depBegin = 0, depEnd = 0;  ///< range in Schedule::deps
 };
 

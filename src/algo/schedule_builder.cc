@@ -18,11 +18,15 @@ Location ScheduleBuilder::allocScratch(uint64_t bytes) {
 
 void ScheduleBuilder::add(Step s, bool readsSrc, bool readsDst, bool writesDst) {
   if (s.bytes == 0) return;
+  push(s, readsSrc ? s.bytes : 0, readsDst && !writesDst ? s.bytes : 0, writesDst ? s.bytes : 0);
+}
+
+void ScheduleBuilder::push(Step s, uint64_t srcReadBytes, uint64_t dstReadBytes, uint64_t dstWriteBytes) {
   const auto index = static_cast<uint32_t>(sched_.steps.size());
   scratchDeps_.clear();
-  if (readsSrc) tracker_.read(s.src, s.bytes, index, scratchDeps_);
-  if (readsDst && !writesDst) tracker_.read(s.dst, s.bytes, index, scratchDeps_);
-  if (writesDst) tracker_.write(s.dst, s.bytes, index, scratchDeps_);
+  if (srcReadBytes) tracker_.read(s.src, srcReadBytes, index, scratchDeps_);
+  if (dstReadBytes) tracker_.read(s.dst, dstReadBytes, index, scratchDeps_);
+  if (dstWriteBytes) tracker_.write(s.dst, dstWriteBytes, index, scratchDeps_);
   std::sort(scratchDeps_.begin(), scratchDeps_.end());
   scratchDeps_.erase(std::unique(scratchDeps_.begin(), scratchDeps_.end()), scratchDeps_.end());
   s.depBegin = static_cast<uint32_t>(sched_.deps.size());
@@ -67,6 +71,14 @@ void ScheduleBuilder::scale(Location dst, Location src, uint64_t bytes, uint32_t
 }
 void ScheduleBuilder::divide(Location dst, uint64_t bytes, uint32_t reduction) {
   add(makeStep(StepKind::Divide, -1, dst, {}, bytes, reduction), false, true, true);
+}
+
+void ScheduleBuilder::domainCollective(DomainColl coll, Location dst, Location src, uint64_t bytes,
+                                       uint64_t srcBytes, uint64_t dstBytes, int root, uint32_t reduction) {
+  if (bytes == 0) return;
+  Step s = makeStep(StepKind::DomainCollective, root, dst, src, bytes, reduction);
+  s.domainColl = coll;
+  push(s, srcBytes, 0, dstBytes);
 }
 
 Schedule ScheduleBuilder::finish() {

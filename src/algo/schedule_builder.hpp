@@ -25,12 +25,19 @@ class ScheduleBuilder {
   void reduce(Location dst, Location src, uint64_t bytes, uint32_t reduction);
   void scale(Location dst, Location src, uint64_t bytes, uint32_t reduction);
   void divide(Location dst, uint64_t bytes, uint32_t reduction);
+  /// A vendor collective in this rank's domain (see DomainColl for `bytes` and `root`): it reads
+  /// [src, src + srcBytes) (nothing when srcBytes is 0: a Broadcast's non-root) and writes
+  /// [dst, dst + dstBytes) (nothing when 0: a Reduce's non-root). Dropped when `bytes` is 0.
+  void domainCollective(DomainColl coll, Location dst, Location src, uint64_t bytes, uint64_t srcBytes,
+                        uint64_t dstBytes, int root, uint32_t reduction);
 
   /// The schedule built so far (the builder is left empty).
   Schedule finish();
 
  private:
   void add(Step s, bool readsSrc, bool readsDst, bool writesDst);
+  /// Appends `s` with dependencies for the byte ranges it reads at src / dst and writes at dst.
+  void push(Step s, uint64_t srcReadBytes, uint64_t dstReadBytes, uint64_t dstWriteBytes);
 
   Schedule sched_;
   DepTracker tracker_;

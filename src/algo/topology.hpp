@@ -10,6 +10,9 @@ struct Topology {
   int rank = 0;
   int nranks = 1;
   std::vector<int> domainOf;  ///< domainOf[r] for every rank r, values 0..numDomains()-1 (all used)
+  /// Every domain has a vendor communicator over membersOf(d) (domain rank = position there): the
+  /// planner runs intra-domain phases as DomainCollective steps (only the GPU stream executor sets it).
+  bool domainCollectives = false;
 
   /// A topology where every rank is in domain 0.
   static Topology singleDomain(int rank, int nranks);

@@ -1,5 +1,7 @@
 #include "stream_exec/stream_executor.hpp"
 
+#include "algo/op_context.hpp"
+
 #include <chrono>
 
 #include "algo/planner.hpp"
@@ -29,7 +31,7 @@ uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); 
 
 StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot,
                                algo::Topology topology, FailureSink onFailure, FailureCheck checkFailure,
-                               const std::atomic<bool>* abortFlag)
+                               const std::atomic<bool>* abortFlag, domain::DomainComm* domainComm)
     : gpu_(gpu),
       device_(device),
       topology_(std::move(topology)),
@@ -50,6 +52,14 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
   res_.rank = topology_.rank;
   res_.rings = &rings_;
   res_.events = &events_;
+  res_.domain = domainComm;
+  topology_.domainCollectives = domainComm != nullptr;
+  domainSize_ = static_cast<int>(topology_.membersOf(topology_.domainOf[topology_.rank]).size());
+  if (domainComm && (domainComm->size() != domainSize_ ||
+                     domainComm->rank() != static_cast<int>(algo::positionOf(
+                                               topology_.membersOf(topology_.domainOf[topology_.rank]), topology_.rank))))
+    throw InternalError(concat("rank ", topology_.rank, ": the domain communicator (rank ", domainComm->rank(), " of ",
+                               domainComm->size(), ") does not match the domain's members"));
   res_.landing.assign(n, {});
   sentBytes_.assign(n, 0);
   receivedBytes_.assign(n, 0);
@@ -86,6 +96,7 @@ void StreamExecutor::createStreams(StreamSet& set) {
   set.recv.assign(n, nullptr);
   set.reduce.assign(n, nullptr);
   check(gpu_.streamCreate(&set.compute), "streamCreate(compute)");
+  if (res_.domain) check(gpu_.streamCreate(&set.domain), "streamCreate(domain collectives)");
   for (int p = 0; p < n; ++p) {
     if (p == topology_.rank) continue;
     check(gpu_.streamCreate(&set.send[p]), "streamCreate(send)");
@@ -113,6 +124,7 @@ StreamExecutor::~StreamExecutor() {
   std::vector<void*> streams;
   for (const StreamSet* set : {&res_.eager, &res_.capture}) {
     if (set->compute) streams.push_back(set->compute);
+    if (set->domain) streams.push_back(set->domain);
     for (size_t p = 0; p < set->send.size(); ++p)
       if (set->send[p]) streams.insert(streams.end(), {set->send[p], set->recv[p], set->reduce[p]});
   }
@@ -189,10 +201,25 @@ void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
   }
   cv_.notify_all();
   if (info.captured) return;
+  std::lock_guard<std::mutex> lock(mu_);
   for (const algo::Step& st : schedule.steps) {
     if (st.kind == algo::StepKind::Send) sentBytes_[st.peer] += st.bytes;
     if (st.kind == algo::StepKind::Recv || st.kind == algo::StepKind::RecvReduce) receivedBytes_[st.peer] += st.bytes;
+    if (st.kind == algo::StepKind::DomainCollective) {
+      domainBytes_ += domainCollectiveBytes(st, domainSize_);
+      ++domainCalls_;
+    }
   }
+}
+
+StreamExecutor::Traffic StreamExecutor::traffic() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Traffic t;
+  t.ringSent = sentBytes_;
+  t.ringReceived = receivedBytes_;
+  t.domainCollectiveBytes = domainBytes_;
+  t.domainCollectives = domainCalls_;
+  return t;
 }
 
 // One INFO line per rank with the bytes it moved to and from each peer (bench/gpu reads it to show whether
@@ -207,8 +234,8 @@ void StreamExecutor::logTraffic() const {
     perPeer += concat(" ", p, ":", sentBytes_[p], "/", receivedBytes_[p]);
   }
   HETCCL_INFO(log::kEngine, "rank ", topology_.rank, ": device traffic sent ", sent, " received ", received,
-              " bytes in ", nextSeq_, " eager groups (per peer sent/received:", perPeer, "); ", capturedGroups_,
-              " groups captured into graphs");
+              " bytes in ", nextSeq_, " eager groups (per peer sent/received:", perPeer, "); ", domainCalls_,
+              " domain collectives (", domainBytes_, " bytes); ", capturedGroups_, " groups captured into graphs");
 }
 
 void StreamExecutor::drain() {

@@ -34,6 +34,7 @@
 #include "algo/tuning.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "device/base/gpu_plugin.h"
+#include "domain/base/vendor_ccl.hpp"
 #include "stream_exec/gpu_ring.hpp"
 #include "stream_exec/stream_program.hpp"
 
@@ -47,9 +48,14 @@ class StreamExecutor {
   using FailureCheck = std::function<void()>;
 
   /// Collective over `boot` (every rank a GPU rank on this host): creates the rings, streams and
-  /// landing buffers on `device`.
+  /// landing buffers on `device`. `domainComm`, when given, is the vendor communicator of this rank's
+  /// domain (over topology.membersOf(its domain), in that order; every rank must pass one or none): groups
+  /// are then planned hierarchically, intra-domain phases run by the vendor library on a stream of their
+  /// own (algo::StepKind::DomainCollective) and only the cross-domain share crosses the rings. It must
+  /// outlive this executor.
   StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot, algo::Topology topology,
-                 FailureSink onFailure, FailureCheck checkFailure, const std::atomic<bool>* abortFlag);
+                 FailureSink onFailure, FailureCheck checkFailure, const std::atomic<bool>* abortFlag,
+                 domain::DomainComm* domainComm = nullptr);
   /// Waits for queued groups (up to HETCCL_TIMEOUT; releases them after a failure), then frees everything.
   ~StreamExecutor();
   StreamExecutor(const StreamExecutor&) = delete;
@@ -65,6 +71,17 @@ class StreamExecutor {
   void drain();
   /// "stream pipeline (...)", for logs and hetccl-info.
   static const char* describe();
+
+  /// Bytes the eager groups queued so far moved, by path (tests and the INFO log).
+  struct Traffic {
+    std::vector<uint64_t> ringSent, ringReceived;  ///< per peer, through the pinned rings
+    uint64_t domainCollectiveBytes = 0;  ///< data buffers handed to the vendor library (see the .cc)
+    uint64_t domainCollectives = 0;      ///< vendor calls
+  };
+  Traffic traffic() const;
+  /// Schedules planned so far, and how many came from the plan cache.
+  uint64_t plansBuilt() const { return plansBuilt_; }
+  uint64_t planCacheHits() const { return planCacheHits_; }
 
  private:
   void monitor();
@@ -86,7 +103,7 @@ class StreamExecutor {
 
   const hetcclGpuPlugin_t& gpu_;
   const int device_;
-  const algo::Topology topology_;
+  algo::Topology topology_;  // domainCollectives set when a domain communicator is given
   algo::Tuning tuning_;
   FailureSink onFailure_;
   FailureCheck checkFailure_;
@@ -99,10 +116,13 @@ class StreamExecutor {
   std::vector<void*> retiredScratch_;  // scratch areas captured graphs may still use (freed at destruction)
   uint64_t* control_ = nullptr;     // pinned: done flag, started, finished (own cache lines)
   std::vector<uint64_t> sentBytes_, receivedBytes_;  // per peer, eager calls (INFO log)
+  uint64_t domainBytes_ = 0, domainCalls_ = 0;        // eager DomainCollective steps
+  int domainSize_ = 1;                                // ranks in this rank's domain
+  uint64_t plansBuilt_ = 0, planCacheHits_ = 0;
   uint64_t capturedGroups_ = 0;
   uint64_t callSeq_ = 0;  // device calls queued (eager and captured): the stamps' sequence number
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   uint64_t nextSeq_ = 0, doneSeq_ = 0;
   bool failed_ = false, stopping_ = false;

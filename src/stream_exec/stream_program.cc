@@ -49,6 +49,8 @@ class Compiler {
       streams_.push_back(set.recv[p]);
       streams_.push_back(set.reduce[p]);
     }
+    domainStream_ = static_cast<int>(streams_.size());
+    streams_.push_back(set.domain);
     used_.assign(streams_.size(), false);
     waited_.assign(streams_.size() * streams_.size(), kNone);
     sendBytes_.assign(peers, 0);
@@ -79,6 +81,7 @@ class Compiler {
       case StepKind::Send: return sendStream(st.peer);
       case StepKind::Recv: return recvStream(st.peer);
       case StepKind::RecvReduce: return reduceStream(st.peer);
+      case StepKind::DomainCollective: return domainStream_;
       default: return 0;
     }
   }
@@ -191,10 +194,30 @@ class Compiler {
              "divide");
         break;
       }
+      case StepKind::DomainCollective: domainCollective(st, stream); break;
     }
     if (needsEvent_[i]) {
       event_[i] = res_.events->take();
       call(gpu_.eventRecord(event_[i], stream), "eventRecord(step done)");
+    }
+  }
+
+  /// The vendor call on the domain stream (its errors are the vendor's, thrown as they are).
+  void domainCollective(const Step& st, void* stream) const {
+    if (!res_.domain || !stream)
+      throw InternalError(concat("rank ", res_.rank, ": a domain collective was planned without a domain communicator"));
+    const algo::Reduction& r = s_.reductions[st.reduction];
+    const size_t count = st.bytes / dataTypeSize(r.type);
+    domain::DomainComm& c = *res_.domain;
+    switch (st.domainColl) {
+      case algo::DomainColl::AllReduce: return c.allReduce(address(st.src), address(st.dst), count, r.type, r.op, stream);
+      case algo::DomainColl::ReduceScatter:
+        return c.reduceScatter(address(st.src), address(st.dst), count, r.type, r.op, stream);
+      case algo::DomainColl::AllGather: return c.allGather(address(st.src), address(st.dst), count, r.type, stream);
+      case algo::DomainColl::Broadcast:
+        return c.broadcast(address(st.src), address(st.dst), count, r.type, st.peer, stream);
+      case algo::DomainColl::Reduce:
+        return c.reduce(address(st.src), address(st.dst), count, r.type, r.op, st.peer, stream);
     }
   }
 
@@ -334,7 +357,8 @@ class Compiler {
   void* user_;
   const GroupInfo& info_;
   void* go_ = nullptr;
-  std::vector<void*> streams_;
+  std::vector<void*> streams_;  // compute, then send / receive / reduce per peer, then the domain stream
+  int domainStream_ = 0;
   std::vector<bool> used_;
   std::vector<int> waited_;  // [x * n + y]: latest step of stream y that stream x already waits for
   std::vector<int> stepStream_;
@@ -347,6 +371,11 @@ class Compiler {
 };
 
 }  // namespace
+
+uint64_t domainCollectiveBytes(const algo::Step& step, int domainSize) {
+  const bool blocks = step.domainColl == algo::DomainColl::ReduceScatter || step.domainColl == algo::DomainColl::AllGather;
+  return blocks ? step.bytes * static_cast<uint64_t>(domainSize) : step.bytes;
+}
 
 EventPool::~EventPool() {
   for (void* e : events_) gpu_.eventDestroy(e);

@@ -14,6 +14,8 @@
 //                    previous reduction is done); on p's reduce stream wait for that copy, reduce kernel
 //                    dst op= landing, mark the landing buffer free
 //   Copy / Reduce / Scale / Divide   on the compute stream
+//   DomainCollective                 the vendor call (NCCL/RCCL) on the domain stream, in list order, which
+//                    is the same on every member of the domain (the vendor's rule)
 // Waits and writes are constant-valued stream operations (HETCCL_GPU_OP_*): nothing the host knows about
 // earlier calls is baked in, so the same work captured into a CUDA graph is right on every replay,
 // interleaved in any order with eager calls and other graphs (one after the other on the device, the
@@ -32,6 +34,7 @@
 
 #include "algo/schedule.hpp"
 #include "device/base/gpu_plugin.h"
+#include "domain/base/vendor_ccl.hpp"
 #include "stream_exec/gpu_ring.hpp"
 
 namespace hetccl::stream_exec {
@@ -61,6 +64,7 @@ struct StreamSet {
   std::vector<void*> send;    ///< per peer (null for this rank)
   std::vector<void*> recv;    ///< per peer
   std::vector<void*> reduce;  ///< per peer
+  void* domain = nullptr;     ///< DomainCollective steps (only with a domain communicator)
 };
 
 /// Pinned words the compute stream writes for the monitor (addresses kernels and stream operations use).
@@ -89,6 +93,7 @@ struct StreamResources {
   GpuRingSet* rings = nullptr;
   MonitorWords words;
   char* scratch = nullptr;     ///< device scratch of at least the schedule's scratchBytes
+  domain::DomainComm* domain = nullptr;  ///< the vendor communicator of this rank's domain (DomainCollective)
   EventPool* events = nullptr;
 };
 
@@ -99,6 +104,10 @@ struct GroupInfo {
   uint64_t callSeq = 0;    ///< the call's number among this rank's device calls (stamps, started/finished)
   uint64_t stampWord0 = 0;  ///< gpu_stamp.hpp
 };
+
+/// The bytes of data a DomainCollective step hands the vendor library: its larger buffer (all of a
+/// reduce-scatter's input, all of an all-gather's output, the whole buffer otherwise).
+uint64_t domainCollectiveBytes(const algo::Step& step, int domainSize);
 
 /// Queues `schedule` ordered on `userStream`. Throws Error(UnhandledCudaError) when the runtime refuses a
 /// call; work queued before the failure may then wait forever for counters, which the caller must release
