@@ -1,25 +1,16 @@
 #include "algo/collectives.hpp"
 #include "algo/patterns.hpp"
+#include "algo/selection.hpp"
 
 namespace hetccl::algo {
-namespace {
-
-AlgoChoice chooseAllReduce(const OpContext& ctx) {
-  if (ctx.tuning.algo != AlgoChoice::Auto) return ctx.tuning.algo;
-  if (ctx.topo.nranks == 2 && ctx.bytes(ctx.op.count) <= ctx.tuning.pairExchangeBytes)
-    return AlgoChoice::RecursiveDoubling;
-  if (ctx.topo.numDomains() > 1) return AlgoChoice::Hier;
-  return ctx.bytes(ctx.op.count) <= ctx.tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Ring;
-}
-
-}  // namespace
 
 void planAllReduce(const OpContext& ctx) {
   const size_t count = ctx.op.count;
   const Location buf = Location::user(ctx.op.recvbuff);
   ctx.loadContribution(buf, Location::user(ctx.op.sendbuff), count);
+  if (vendorHier(ctx.topo, ctx.tuning)) return planVendorHierAllReduce(ctx);
   const std::vector<int> members = ctx.topo.domainOrder();
-  switch (chooseAllReduce(ctx)) {
+  switch (chooseAllReduce(ctx.topo, ctx.bytes(count), ctx.tuning)) {
     case AlgoChoice::Hier:
       planHierAllReduce(ctx);
       return;

@@ -25,4 +25,13 @@ void planAllToAll(const OpContext& ctx);
 /// owners (one per domain, reduced in domain order), domain all-gather.
 void planHierAllReduce(const OpContext& ctx);
 
+/// hier/vendor_*.cc: with a vendor communicator in every domain (Topology::domainCollectives), the
+/// intra-domain phases are vendor collectives and only the cross-domain share crosses the rings (see
+/// each file). Chosen by selection.hpp's vendorHier().
+void planVendorHierAllReduce(const OpContext& ctx);
+void planVendorHierReduce(const OpContext& ctx);
+void planVendorHierReduceScatter(const OpContext& ctx);
+void planVendorHierAllGather(const OpContext& ctx);
+void planVendorHierBroadcast(const OpContext& ctx);
+
 }  // namespace hetccl::algo

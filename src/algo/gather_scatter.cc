@@ -1,5 +1,6 @@
 #include "algo/collectives.hpp"
 #include "algo/patterns.hpp"
+#include "algo/selection.hpp"
 
 namespace hetccl::algo {
 namespace {
@@ -14,6 +15,7 @@ std::vector<Range> blocksByPosition(const std::vector<int>& members, size_t coun
 }  // namespace
 
 void planAllGather(const OpContext& ctx) {
+  if (vendorHier(ctx.topo, ctx.tuning)) return planVendorHierAllGather(ctx);
   const size_t count = ctx.op.count;
   const std::vector<int> members = ctx.topo.domainOrder();
   const Location buf = Location::user(ctx.op.recvbuff);
@@ -23,6 +25,7 @@ void planAllGather(const OpContext& ctx) {
 }
 
 void planReduceScatter(const OpContext& ctx) {
+  if (vendorHier(ctx.topo, ctx.tuning)) return planVendorHierReduceScatter(ctx);
   const size_t count = ctx.op.count;
   const size_t total = count * static_cast<size_t>(ctx.topo.nranks);
   const std::vector<int> members = ctx.topo.domainOrder();

@@ -4,11 +4,74 @@
 
 namespace hetccl::algo {
 
+bool vendorHier(const Topology& topology, const Tuning& tuning) {
+  if (!topology.domainCollectives || topology.numDomains() < 2) return false;
+  if (tuning.algo == AlgoChoice::Hier) return true;
+  if (tuning.algo != AlgoChoice::Auto) return false;
+  return topology.numDomains() < topology.nranks;  // some domain has several ranks
+}
+
+AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning) {
+  if (tuning.algo != AlgoChoice::Auto) return tuning.algo;
+  if (topology.nranks == 2 && bytes <= tuning.pairExchangeBytes) return AlgoChoice::RecursiveDoubling;
+  if (topology.numDomains() > 1) return AlgoChoice::Hier;
+  return bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Ring;
+}
+
+bool rootedUsesTree(size_t bytes, const Tuning& tuning) {
+  switch (tuning.algo) {
+    case AlgoChoice::Tree:
+    case AlgoChoice::RecursiveDoubling: return true;
+    case AlgoChoice::Ring:
+    case AlgoChoice::Hier: return false;
+    case AlgoChoice::Auto: break;
+  }
+  return bytes <= tuning.smallBytes;
+}
+
 std::string describeChoice(const Topology& topology, CollKind kind, size_t bytes, const Tuning& tuning) {
-  (void)topology;
-  (void)bytes;
-  (void)tuning;
-  return concat(collKindName(kind), ": (selection table not written yet)");
+  const bool vendor = vendorHier(topology, tuning);
+  constexpr const char* kVendorReduce =
+      "domain reduce-scatter (vendor) -> cross-domain reduction among each piece's owners (rings) -> ";
+  switch (kind) {
+    case CollKind::AllReduce:
+      if (vendor) return concat("hier-vendor: ", kVendorReduce, "domain all-gather (vendor), pipelined");
+      switch (chooseAllReduce(topology, bytes, tuning)) {
+        case AlgoChoice::Hier:
+          return "hier: domain ring reduce-scatter -> cross-domain reduction among each piece's owners -> domain "
+                 "ring all-gather";
+        case AlgoChoice::Tree: return "tree: reduce to one rank, broadcast";
+        case AlgoChoice::RecursiveDoubling: return "rd: recursive doubling";
+        case AlgoChoice::Ring:
+        case AlgoChoice::Auto: break;
+      }
+      return "ring: reduce-scatter + all-gather over every rank ordered by domain";
+    case CollKind::Reduce:
+      if (vendor) return concat("hier-vendor: ", kVendorReduce, "domain all-gather in the root's domain (vendor)");
+      return rootedUsesTree(bytes, tuning) ? "tree over every rank ordered by domain"
+                                           : "chain (pipelined) over every rank ordered by domain";
+    case CollKind::Broadcast:
+      if (vendor)
+        return "hier-vendor: domain broadcast (vendor) -> one block per member of each other domain (rings) -> "
+               "domain all-gather (vendor), pipelined";
+      return rootedUsesTree(bytes, tuning) ? "tree over every rank ordered by domain"
+                                           : "chain (pipelined) over every rank ordered by domain";
+    case CollKind::AllGather:
+      if (vendor)
+        return "hier-vendor: each block to the members of other domains whose share holds it (rings) -> domain "
+               "all-gather (vendor) -> local copies";
+      return "ring over every rank ordered by domain";
+    case CollKind::ReduceScatter:
+      if (vendor)
+        return "hier-vendor: domain reduce-scatter of own block + foreign share (vendor) -> each share to its "
+               "owner (rings)";
+      return "ring over every rank ordered by domain";
+    case CollKind::AllToAll:
+    case CollKind::AllToAllv: return "pairwise exchange (rings)";
+    case CollKind::Send:
+    case CollKind::Recv: return "point-to-point (rings)";
+  }
+  return "unknown";
 }
 
 }  // namespace hetccl::algo

@@ -13,6 +13,16 @@
 
 namespace hetccl::algo {
 
+/// Whether a collective runs hierarchically with the vendor library inside the domains: the topology
+/// has domain communicators and several domains, and HETCCL_ALGO is hier, or auto with some domain of
+/// several ranks (with one rank per domain the vendor has nothing to do).
+bool vendorHier(const Topology& topology, const Tuning& tuning);
+
+/// All-reduce without the vendor: the algorithm for `bytes` bytes.
+AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning);
+/// Broadcast / reduce without the vendor: tree (true) or pipelined chain.
+bool rootedUsesTree(size_t bytes, const Tuning& tuning);
+
 /// The algorithm `kind` (not Send/Recv) of `bytes` bytes takes on `topology` with `tuning`, and its
 /// phases, in one line.
 std::string describeChoice(const Topology& topology, CollKind kind, size_t bytes, const Tuning& tuning);

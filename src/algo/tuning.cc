@@ -29,6 +29,7 @@ Tuning Tuning::fromConfig() {
   t.chunkBytes = static_cast<size_t>(c.integer("HETCCL_CHUNK_BYTES", 1, int64_t{1} << 40));
   t.smallBytes = static_cast<size_t>(c.integer("HETCCL_SMALL_BYTES", 0, int64_t{1} << 40));
   t.algo = parseAlgoChoice(c.str("HETCCL_ALGO"));
+  t.hierChunkBytes = static_cast<size_t>(c.integer("HETCCL_HIER_CHUNK_BYTES", 1, int64_t{1} << 40));
   return t;
 }
 

@@ -17,6 +17,9 @@ struct Tuning {
   size_t minChunkBytes = 64 * 1024;  ///< mid-size operations split into chunks no smaller than this
   size_t smallBytes = 64 * 1024;   ///< HETCCL_SMALL_BYTES: up to this many bytes use latency-bound algorithms
   AlgoChoice algo = AlgoChoice::Auto;  ///< HETCCL_ALGO
+  /// HETCCL_HIER_CHUNK_BYTES: pipeline unit of the hierarchical algorithms with the vendor library in the
+  /// domains (a vendor call per phase and chunk; mid-size operations use smaller chunks, >= minChunkBytes).
+  size_t hierChunkBytes = size_t{8} << 20;
   /// All-reduce between exactly two ranks up to this size (bytes): both exchange everything and reduce
   /// (one round trip, recursive doubling) instead of reduce-scatter + all-gather, whatever the domains.
   /// Moves the same bytes; pays off where every hop is costly (the GPU stream pipeline). 0: never.
