@@ -25,6 +25,8 @@ uint64_t slotBytesFromConfig() {
   return (static_cast<uint64_t>(v) + 63) & ~uint64_t{63};
 }
 
+constexpr size_t kPlanCacheEntries = 64;  // schedules of distinct recent groups kept for reuse
+
 uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
 }  // namespace
@@ -85,6 +87,7 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
   res_.words.done = cdev + 8 * kDoneWord;
   res_.words.started = cdev + 8 * kStartedWord;
   res_.words.finished = cdev + 8 * kFinishedWord;
+  plans_ = std::make_unique<algo::PlanCache>(topology_, tuning_, kPlanCacheEntries);
   thread_ = std::thread([this] { monitor(); });
   HETCCL_INFO(log::kInit, "rank ", topology_.rank, ": device calls use the ", describe(), ", chunk ", slotBytes,
               " bytes, ", slots, " slots per ring");
@@ -180,7 +183,8 @@ void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
   GroupInfo info;
   info.captured = capturing != 0;
   info.stampWord0 = groupStampWord0(ops);
-  const algo::Schedule schedule = algo::plan(topology_, ops, tuning_);
+  const std::shared_ptr<const algo::Schedule> planned = plans_->get(ops);
+  const algo::Schedule& schedule = *planned;
   ensureScratch(schedule.scratchBytes, info.captured);
   info.eagerSeq = nextSeq_ + 1;
   info.callSeq = ++callSeq_;  // every queued call, eager or captured: identical on every rank

@@ -24,12 +24,14 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "algo/coll_op.hpp"
+#include "algo/plan_cache.hpp"
 #include "algo/topology.hpp"
 #include "algo/tuning.hpp"
 #include "bootstrap/bootstrap.hpp"
@@ -80,8 +82,8 @@ class StreamExecutor {
   };
   Traffic traffic() const;
   /// Schedules planned so far, and how many came from the plan cache.
-  uint64_t plansBuilt() const { return plansBuilt_; }
-  uint64_t planCacheHits() const { return planCacheHits_; }
+  uint64_t plansBuilt() const { return plans_->misses(); }
+  uint64_t planCacheHits() const { return plans_->hits(); }
 
  private:
   void monitor();
@@ -108,6 +110,7 @@ class StreamExecutor {
   FailureSink onFailure_;
   FailureCheck checkFailure_;
   const std::atomic<bool>* abortFlag_;
+  std::unique_ptr<algo::PlanCache> plans_;  // schedules of recent groups (calling thread only)
   GpuRingSet rings_;
   StreamResources res_;
   EventPool events_;
@@ -118,7 +121,6 @@ class StreamExecutor {
   std::vector<uint64_t> sentBytes_, receivedBytes_;  // per peer, eager calls (INFO log)
   uint64_t domainBytes_ = 0, domainCalls_ = 0;        // eager DomainCollective steps
   int domainSize_ = 1;                                // ranks in this rank's domain
-  uint64_t plansBuilt_ = 0, planCacheHits_ = 0;
   uint64_t capturedGroups_ = 0;
   uint64_t callSeq_ = 0;  // device calls queued (eager and captured): the stamps' sequence number
 
