@@ -68,8 +68,17 @@ struct Event {
   }
 };
 
+/// Work of a host-side model that runs on the device (sim_gpu.hpp's enqueueHostOp): runs once it is its
+/// stream's head and ready() holds. ready() and run() are called on the device thread, under the device's
+/// lock: they must not block nor call back into the device.
+struct HostOp {
+  std::function<bool()> ready;  // null: always ready
+  std::function<void()> run;
+  std::function<std::string()> describe;  // for dump(); may be null
+};
+
 struct Op {
-  enum Kind { Copy, Set, WaitFlag, WriteFlag, Record, WaitEvent, Reduce, Scale, Divide, Batch } kind;
+  enum Kind { Copy, Set, WaitFlag, WriteFlag, Record, WaitEvent, Reduce, Scale, Divide, Batch, Host } kind;
   void* dst = nullptr;
   const void* src = nullptr;
   size_t n = 0;        // bytes (Copy, Set) or elements (kernels)
@@ -79,6 +88,7 @@ struct Op {
   unsigned char scalar[8] = {};
   std::vector<hetcclGpuStreamOp_t> batch = {};  // Batch: streamOps, run in order
   size_t next = 0;                              // Batch: operations done so far
+  std::shared_ptr<HostOp> host = nullptr;       // Host
 };
 
 struct Stream {
@@ -118,6 +128,18 @@ class Device {
     {
       std::lock_guard<std::mutex> lock(mu_);
       pushLocked(stream(s), std::move(op));
+    }
+    cv_.notify_all();
+  }
+  /// Queues a host op (never into a capture: a replay would run the same closure again).
+  void pushHost(void* s, std::shared_ptr<HostOp> host) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Stream* st = stream(s);
+      if (st->capture) throw std::logic_error("sim gpu: host operations cannot be captured into a graph");
+      Op op{Op::Host};
+      op.host = std::move(host);
+      st->ops.push_back(std::move(op));
     }
     cv_.notify_all();
   }
@@ -296,6 +318,7 @@ class Device {
       out += concat(name, ": ", s.ops.size(), " ops, head kind ", int(h.kind), " value ", h.value);
       if (h.kind == Op::WaitFlag) out += concat(" flag now ", *static_cast<const uint64_t*>(h.src));
       if (h.kind == Op::WaitEvent) out += concat(" event record done ", h.event->done(h.value));
+      if (h.kind == Op::Host && h.host->describe) out += concat(" host op: ", h.host->describe());
       if (h.kind == Op::Batch && h.next < h.batch.size()) {
         const hetcclGpuStreamOp_t& b = h.batch[h.next];
         out += concat(" batch op ", h.next, " kind ", b.kind, " word now ", load(b.word), " value ", b.value);
@@ -364,6 +387,8 @@ class Device {
                                     op.value) >= 0;
       case Op::WaitEvent:
         return op.event->done(op.value);
+      case Op::Host:
+        return !op.host->ready || op.host->ready();
       case Op::Batch: {  // runnable when its next operation can run
         if (op.next >= op.batch.size()) return true;
         const hetcclGpuStreamOp_t& b = op.batch[op.next];
@@ -398,6 +423,9 @@ class Device {
         break;
       case Op::Divide:
         device::hostDivide(op.dst, op.n, type, op.value);
+        break;
+      case Op::Host:
+        op.host->run();
         break;
       default:
         break;  // waits: nothing to do once runnable

@@ -194,6 +194,11 @@ bool waitIdle(std::chrono::milliseconds bound) {
 
 void failMemcpyAfter(int n) { dev().failMemcpyIn.store(n); }
 
+void enqueueHostOp(void* stream, std::function<bool()> ready, std::function<void()> run,
+                   std::function<std::string()> describe) {
+  dev().pushHost(stream, std::make_shared<HostOp>(HostOp{std::move(ready), std::move(run), std::move(describe)}));
+}
+
 void beginCapture(void* stream) { dev().beginCapture(stream); }
 
 Graph* endCapture(void* stream) { return dev().endCapture(stream); }

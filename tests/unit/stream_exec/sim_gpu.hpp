@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "device/base/gpu_plugin.h"
@@ -40,6 +41,15 @@ bool waitIdle(std::chrono::milliseconds bound);
 
 /// Makes the `n`-th following memcpyAsync call fail (n >= 1); 0 disables.
 void failMemcpyAfter(int n);
+
+/// Work of a host-side model of a device library (the simulated vendor collectives, sim_vendor.hpp) queued
+/// on `stream`: `run` executes on the device thread once every earlier operation of the stream is done and
+/// `ready()` holds (null: at once). Until then the stream waits, as on a flag, while the others go on: no
+/// device thread ever blocks. Both are called under the device's lock, so they must not block nor call the
+/// plugin; `describe` (may be null) says what the operation waits for in dump(). Throws std::logic_error
+/// when `stream` is being captured (the model has no graph replays).
+void enqueueHostOp(void* stream, std::function<bool()> ready, std::function<void()> run,
+                   std::function<std::string()> describe = nullptr);
 
 /// CUDA graphs, modelled as CUDA captures streams: between beginCapture and endCapture, the operations
 /// queued on `stream`, and on every stream that waits for an event recorded in the capture (it joins the

@@ -1,6 +1,8 @@
 // N threads as ranks, each with a StreamExecutor on the simulated GPU (sim_gpu.hpp) over a real
 // bootstrap and real shared-memory rings, and a user stream of its own. run() executes a case the way a
 // user does: with work on the user's stream before and after the call (user_stream_work.hpp).
+// With VendorDomains, every rank also gets a simulated vendor communicator over its domain
+// (sim_vendor.hpp), which its executor uses for the intra-domain phases (DomainCollective steps).
 #pragma once
 
 #include <chrono>
@@ -15,6 +17,7 @@
 #include "bootstrap_harness.hpp"
 #include "core/error.hpp"
 #include "sim_gpu.hpp"
+#include "sim_vendor.hpp"
 #include "stream_exec/stream_executor.hpp"
 #include "unit/algo/collective_case.hpp"
 #include "user_stream_work.hpp"
@@ -23,28 +26,16 @@ namespace hetccl::test {
 
 class SimWorld {
  public:
-  explicit SimWorld(const Layout& layout, std::function<void()> checkFailure = [] {}) : layout_(layout) {
-    const int n = static_cast<int>(layout.domainOf.size());
-    ranks_ = bootstrap::testing::joinAll(bootstrap::createUniqueId(), n);
-    for (int r = 0; r < n; ++r)
-      if (!ranks_[r].bootstrap) throw std::runtime_error(concat("rank ", r, " did not join: ", ranks_[r].error));
-    exec_.resize(n);
-    userStream_.resize(n);  // each process has its own (the null stream is per process too)
-    for (int r = 0; r < n; ++r) sim::plugin().streamCreate(&userStream_[r]);
-    failures_.resize(n);
-    aborted_ = std::make_unique<std::atomic<bool>[]>(n);
-    bootstrap::testing::onEveryRank(ranks_, [&](int r, bootstrap::Bootstrap& boot) {
-      exec_[r] = std::make_unique<stream_exec::StreamExecutor>(
-          sim::plugin(), 0, boot, algo::Topology{r, n, layout.domainOf},
-          [this, r](const std::exception& e) {
-            std::lock_guard<std::mutex> lock(mu_);
-            failures_[r].push_back(concat(typeid(e).name(), ": ", e.what()));
-          },
-          checkFailure, &aborted_[r]);
-    });
-  }
+  /// Ranks without domain communicators: every byte between ranks goes through the rings.
+  explicit SimWorld(const Layout& layout, std::function<void()> checkFailure = [] {})
+      : SimWorld(layout, false, std::move(checkFailure)) {}
+  /// Every rank gets a SimDomainComm over the members of its domain (layout.domainOf), in domain rank order.
+  struct VendorDomains {};
+  SimWorld(const Layout& layout, VendorDomains, std::function<void()> checkFailure = [] {})
+      : SimWorld(layout, true, std::move(checkFailure)) {}
   ~SimWorld() {
-    exec_.clear();  // before the bootstraps
+    exec_.clear();         // before the domain communicators and the bootstraps
+    domainComms_.clear();  // waits for their calls
     for (void* s : userStream_) sim::plugin().streamDestroy(s);
   }
 
@@ -59,6 +50,7 @@ class SimWorld {
       work.finish();
       // Work the group left running (it should leave none) must not write into buffers being checked.
       sim::waitIdle(std::chrono::seconds(30));
+      if (!domainComms_.empty()) domainComms_[r]->checkAsyncError();  // a vendor call that failed on the device
       std::lock_guard<std::mutex> lock(mu_);
       if (!failures_[r].empty()) throw std::runtime_error(concat(failures_[r].front(), "\n", sim::dump()));
     });
@@ -67,6 +59,8 @@ class SimWorld {
   int size() const { return static_cast<int>(exec_.size()); }
   const Layout& layout() const { return layout_; }
   stream_exec::StreamExecutor& exec(int r) { return *exec_[r]; }
+  /// Rank r's vendor communicator (VendorDomains only).
+  sim::SimDomainComm& domainComm(int r) { return *domainComms_.at(r); }
   void* userStream(int r) { return userStream_[r]; }
   std::atomic<bool>& aborted(int r) { return aborted_[r]; }
   std::vector<std::string> failuresOf(int r) {
@@ -75,8 +69,36 @@ class SimWorld {
   }
 
  private:
+  SimWorld(const Layout& layout, bool vendorDomains, std::function<void()> checkFailure) : layout_(layout) {
+    const int n = static_cast<int>(layout.domainOf.size());
+    ranks_ = bootstrap::testing::joinAll(bootstrap::createUniqueId(), n);
+    for (int r = 0; r < n; ++r)
+      if (!ranks_[r].bootstrap) throw std::runtime_error(concat("rank ", r, " did not join: ", ranks_[r].error));
+    exec_.resize(n);
+    userStream_.resize(n);  // each process has its own (the null stream is per process too)
+    for (int r = 0; r < n; ++r) sim::plugin().streamCreate(&userStream_[r]);
+    failures_.resize(n);
+    aborted_ = std::make_unique<std::atomic<bool>[]>(n);
+    if (vendorDomains) domainComms_.resize(n);
+    bootstrap::testing::onEveryRank(ranks_, [&](int r, bootstrap::Bootstrap& boot) {
+      const algo::Topology topology{r, n, layout.domainOf};
+      if (vendorDomains)
+        domainComms_[r].reset(static_cast<sim::SimDomainComm*>(
+            vendor_.createComm(boot, topology.membersOf(layout.domainOf[r])).release()));
+      exec_[r] = std::make_unique<stream_exec::StreamExecutor>(
+          sim::plugin(), 0, boot, topology,
+          [this, r](const std::exception& e) {
+            std::lock_guard<std::mutex> lock(mu_);
+            failures_[r].push_back(concat(typeid(e).name(), ": ", e.what()));
+          },
+          checkFailure, &aborted_[r], domainComms_.empty() ? nullptr : domainComms_[r].get());
+    });
+  }
+
   Layout layout_;
   std::vector<bootstrap::testing::JoinResult> ranks_;
+  sim::SimVendorCcl vendor_;
+  std::vector<std::unique_ptr<sim::SimDomainComm>> domainComms_;  // VendorDomains: per rank
   std::vector<std::unique_ptr<stream_exec::StreamExecutor>> exec_;
   std::vector<void*> userStream_;
   std::unique_ptr<std::atomic<bool>[]> aborted_;
