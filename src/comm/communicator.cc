@@ -1,23 +1,15 @@
+// Communicator lifecycle: creation (device binding, bootstrap, topology), the set-up exchanges, finalize,
+// abort and destruction. The other concepts of the class live in communicator_*.cc (see the header).
 #include "comm/communicator.hpp"
 
-#include <algorithm>
-#include <bit>
-#include <cstring>
 #include <map>
-#include <thread>
 
-#include "comm/call_check.hpp"
 #include "comm/config_agreement.hpp"
-#include "comm/device_path.hpp"
+#include "comm/device_executor.hpp"
 #include "comm/links.hpp"
-#include "comm/vendor_route.hpp"
-#include "domain/nccl/nccl_vendor.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
-#include "device/base/fp8_format.hpp"
 #include "device/loader.hpp"
-#include "engine/run_group.hpp"
-#include "stream_exec/stream_executor.hpp"
 
 namespace hetccl {
 namespace {
@@ -86,10 +78,7 @@ void Communicator::setUp(const CommOptions& options) {
   };
   tuning_ = algo::Tuning::fromConfig();
   checkCalls_ = config().boolean("HETCCL_CHECK_CALLS");
-  setUpVendorDomain();
-  // Device calls that are not delegated get their path now, because its pinned allocations may
-  // synchronise the device, which must not happen inside a later call.
-  if (!vendorComm_) createDevicePath();
+  setUpDeviceExecution();
 }
 
 std::unique_ptr<Communicator> Communicator::create(const bootstrap::UniqueId& id, int nranks, int rank,
@@ -105,268 +94,18 @@ std::unique_ptr<Communicator> Communicator::create(const bootstrap::UniqueId& id
   return std::unique_ptr<Communicator>(new Communicator(std::move(boot), options, gpu));
 }
 
-Communicator::~Communicator() = default;
+Communicator::~Communicator() {
+  // A failed communicator's peers may be gone: its vendor communicators are aborted, not finalized with
+  // them (an aborted one was aborted by abort() already).
+  if (executor_ && asyncError() != Result::Success && !aborted_.load()) executor_->abort();
+}
 
 std::string_view Communicator::transportTo(int peer) const { return links_->transportTo(peer); }
-
-void Communicator::checkUsable() const {
-  if (finalized_) throw InvalidUsage("communicator was finalized; only hetcclCommDestroy may follow");
-  if (aborted_.load()) throw AbortedError("communicator was aborted");
-  if (asyncError() != Result::Success) {
-    std::lock_guard<std::mutex> lock(mu_);
-    throw Error(asyncError(), concat("communicator failed earlier: ", errorMessage_));
-  }
-}
-
-void Communicator::fail(const Error& e) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (errorMessage_.empty()) errorMessage_ = e.what();
-  }
-  int expected = 0;
-  asyncError_.compare_exchange_strong(expected, static_cast<int>(e.code()));
-  HETCCL_WARN(log::kColl, "rank ", rank(), ": ", e.what());
-}
-
-PeerError Communicator::rootCause(const PeerError& seen) const {
-  // When a rank dies, the survivor that notices first gives up and closes its own connections, so
-  // other survivors may first see *that* survivor go away. The bootstrap mesh notices every closed
-  // peer; the first one it saw is the real cause. Give its reader thread a moment to catch up.
-  const auto until = Clock::now() + std::chrono::milliseconds(300);
-  // Ranks of a split's other group count too: members may fail because one of them died.
-  std::optional<PeerError> first = boot_->firstFailureInJob();
-  while (!first && !aborted_.load() && Clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    first = boot_->firstFailureInJob();
-  }
-  if (!first || first->peer() == seen.peer()) return seen;
-  return PeerError(first->peer(), first->host(), concat(first->what(), " (seen here as: ", seen.what(), ")"));
-}
-
-std::string Communicator::asyncErrorMessage() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return errorMessage_;
-}
-
-void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
-  checkUsable();
-  if (!isDeviceGroup(ops)) return runHost(ops);
-  if (vendorComm_) {
-    try {
-      return runOnVendor(*vendor_, *vendorComm_, ops, stream);
-    } catch (const Error& e) {
-      fail(e);
-      throw;
-    }
-  }
-  if (streamExec_) {
-    if (checkCalls_ && hasCollective(ops)) checkCallsAgree(*boot_, ops);  // before anything is queued: the communicator stays usable
-    try {
-      return streamExec_->enqueue(ops, stream);
-    } catch (const InvalidArgument&) {
-      throw;  // rejected by the planner: nothing queued
-    } catch (const Error& e) {
-      fail(e);
-      throw;
-    }
-  }
-  devicePath_->enqueue(std::vector<algo::CollOp>(ops.begin(), ops.end()), stream);
-}
-
-void Communicator::setUpVendorDomain() {
-  if (!gpu_ || numDomains() != 1) return;
-  for (const PeerInfo& p : peers())
-    if (p.deviceKind != DeviceKind::Cuda) return;
-  if (config().str("HETCCL_VENDOR_CCL") == "off") {
-    HETCCL_INFO(log::kInit, "rank ", rank(), ": HETCCL_VENDOR_CCL=off: device calls staged through host memory");
-    return;
-  }
-  // Every rank must take the same decision: a rank that cannot load the library tells the others.
-  int32_t loaded = 1;
-  std::string why;
-  try {
-    vendor_ = &domain::nccl::processNccl();
-  } catch (const Error& e) {
-    loaded = 0;
-    why = e.what();
-  }
-  std::vector<int32_t> all(size());
-  all[rank()] = loaded;
-  boot_->allGather(all.data(), sizeof(int32_t));
-  for (int32_t v : all)
-    if (!v) {
-      vendor_ = nullptr;
-      HETCCL_INFO(log::kInit, "rank ", rank(), ": no vendor CCL on every rank (", why.empty() ? "another rank" : why,
-                  "): device calls staged through host memory");
-      return;
-    }
-  std::vector<int> members(size());
-  for (int r = 0; r < size(); ++r) members[r] = r;
-  vendorComm_ = vendor_->createComm(*boot_, members);
-  devicePathName_ = concat(vendor_->describe(), " (single domain: every device call delegated)");
-  HETCCL_INFO(log::kInit, "rank ", rank(), ": device calls go to ", devicePathName_);
-}
-
-void Communicator::createDevicePath() {
-  bool anyGpu = false;
-  for (const PeerInfo& p : peers()) anyGpu = anyGpu || p.deviceKind == DeviceKind::Cuda;
-  if (!anyGpu) return;
-  const std::string mode = config().str("HETCCL_GPU_EXEC");
-  if (mode != "auto" && mode != "staged")
-    throw InvalidArgument(concat("HETCCL_GPU_EXEC='", mode, "' is not one of auto, staged"));
-  // The stream pipeline needs every rank to run it (its rings speak only to rings): a GPU rank, on this
-  // host, willing. Every rank takes the same decision from the same table.
-  int32_t willing = gpu_ && mode == "auto" && size() > 1 ? 1 : 0;
-  std::vector<int32_t> all(size());
-  all[rank()] = willing;
-  boot_->allGather(all.data(), sizeof(int32_t));
-  bool pipeline = true;
-  for (int r = 0; r < size(); ++r)
-    pipeline = pipeline && all[r] && peers()[r].hostId == peers()[rank()].hostId;
-  if (!gpu_) return;  // a CPU rank: its calls never have device buffers
-  auto onFailure = [this](const std::exception& e) {
-    if (auto* err = dynamic_cast<const Error*>(&e)) return fail(*err);
-    fail(InternalError(e.what()));
-  };
-  if (pipeline) {
-    streamExec_ = std::make_unique<stream_exec::StreamExecutor>(
-        *gpu_, peers()[rank()].deviceIndex, *boot_, topology_, onFailure,
-        [b = boot_.get()] {
-          if (auto f = b->failure()) throw *f;
-        },
-        &aborted_);
-    devicePathName_ = stream_exec::StreamExecutor::describe();
-    return;
-  }
-  devicePath_ = std::make_unique<DevicePath>(
-      *gpu_, peers()[rank()].deviceIndex, rank(), size(),
-      [this](std::span<const algo::CollOp> staged) { runHost(staged); }, onFailure, &aborted_);
-}
-
-bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
-  if (!gpu_) return false;
-  int device = 0, host = 0;
-  auto classify = [&](const void* p) {
-    if (!p) return;
-    int memType = HETCCL_GPU_MEM_HOST, dev = -1;
-    if (gpu_->pointerQuery(p, &memType, &dev) != HETCCL_GPU_OK) memType = HETCCL_GPU_MEM_HOST;
-    (memType == HETCCL_GPU_MEM_DEVICE || memType == HETCCL_GPU_MEM_MANAGED ? device : host)++;
-  };
-  for (const auto& op : ops) {
-    classify(op.sendbuff);
-    classify(op.recvbuff);
-  }
-  if (device && host)
-    throw InvalidArgument(concat("rank ", rank(), ": a group mixes device and host buffers (", device, " device, ",
-                                 host, " host); use one kind per group"));
-  return device > 0;
-}
-
-void Communicator::runHost(std::span<const algo::CollOp> ops) {
-  checkUsable();
-  // Point-to-point alone is checked per pair by the call stamps; an all-rank exchange would need every rank.
-  if (checkCalls_ && hasCollective(ops)) checkCallsAgree(*boot_, ops);  // before anything moves
-  // Bad input (the planner's InvalidArgument) is thrown here, before anything moves: the communicator stays usable.
-  const engine::PreparedGroup prepared = engine::prepareGroup(topology_, ops, exec_, tuning_);
-  try {
-    engine::runPrepared(prepared, *links_, exec_);
-  } catch (const PeerError& e) {
-    PeerError cause = rootCause(e);
-    fail(cause);
-    boot_->reportFailure(cause);  // ranks that see this one leave next name the cause, not this rank
-    throw cause;
-  } catch (const Error& e) {
-    fail(e);
-    throw;
-  } catch (const std::exception& e) {
-    InternalError wrapped(concat("rank ", rank(), ": ", e.what()));
-    fail(wrapped);
-    throw wrapped;
-  }
-}
-
-std::unique_ptr<Communicator> Communicator::split(int color, int key, const CommOptions& options) {
-  checkUsable();
-  struct Entry {
-    int32_t color, key;
-  };
-  std::vector<Entry> table(size());
-  table[rank()] = {color < 0 ? -1 : color, key};
-  try {
-    boot_->allGather(table.data(), sizeof(Entry));
-  } catch (const PeerError& e) {  // as in runHost: tell the others which rank failed before leaving
-    PeerError cause = rootCause(e);
-    boot_->reportFailure(cause);
-    throw cause;
-  }
-  const uint32_t tag = ++splitCount_;  // every rank splits in the same order
-  if (color < 0) return nullptr;
-  std::vector<int> members;
-  for (int r = 0; r < size(); ++r)
-    if (table[r].color == color) members.push_back(r);
-  std::stable_sort(members.begin(), members.end(),
-                   [&](int a, int b) { return table[a].key < table[b].key; });
-  std::shared_ptr<bootstrap::Bootstrap> child = boot_->split(members, tag);
-  auto comm = std::unique_ptr<Communicator>(new Communicator(std::move(child), options, gpu_));
-  comm->parentBoot_ = boot_;  // the child bootstrap shares the parent's sockets
-  return comm;
-}
-
-int Communicator::createPreMulSum(DataType type, const void* scalar) {
-  if (!scalar) throw InvalidArgument("PreMulSum scalar pointer is null");
-  if (!isValidDataType(static_cast<int>(type))) throw InvalidArgument(concat("invalid data type ", static_cast<int>(type)));
-  std::lock_guard<std::mutex> lock(mu_);
-  UserOp u;
-  u.live = true;
-  u.type = type;
-  u.op.kind = RedOpKind::PreMulSum;
-  std::memcpy(u.op.scalar, scalar, dataTypeSize(type));
-  for (size_t i = 0; i < userOps_.size(); ++i)
-    if (!userOps_[i].live) {
-      userOps_[i] = u;
-      return kNumBuiltinOps + static_cast<int>(i);
-    }
-  userOps_.push_back(u);
-  return kNumBuiltinOps + static_cast<int>(userOps_.size() - 1);
-}
-
-void Communicator::destroyOp(int handle) {
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t i = static_cast<size_t>(handle - kNumBuiltinOps);
-  if (handle < kNumBuiltinOps || i >= userOps_.size() || !userOps_[i].live)
-    throw InvalidArgument(concat("reduction operator ", handle, " was not created on this communicator"));
-  userOps_[i].live = false;
-}
-
-ReduceOp Communicator::resolveOp(int handle, DataType type) const {
-  ReduceOp op;
-  if (handle >= 0 && handle < kNumBuiltinOps) {
-    op.kind = static_cast<RedOpKind>(handle);
-    if (op.kind == RedOpKind::Avg && isFp8Type(type)) {
-      // As NCCL 2.28 (hostToDevRedOp): fp8 Avg is PreMulSum by 1/nranks rounded to the fp8 type.
-      op.kind = RedOpKind::PreMulSum;
-      const float inverse = static_cast<float>(1.0 / size());
-      op.scalar[0] = fp8::fromFloatBits(std::bit_cast<uint32_t>(inverse),
-                                        type == DataType::Float8e4m3 ? fp8::kE4M3 : fp8::kE5M2);
-    }
-    return op;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t i = static_cast<size_t>(handle - kNumBuiltinOps);
-  if (handle < kNumBuiltinOps || i >= userOps_.size() || !userOps_[i].live)
-    throw InvalidArgument(concat("invalid reduction operator ", handle));
-  if (userOps_[i].type != type)
-    throw InvalidArgument(concat("reduction operator ", handle, " was created for ", dataTypeName(userOps_[i].type),
-                                 ", not ", dataTypeName(type)));
-  return userOps_[i].op;
-}
 
 void Communicator::finalize() {
   if (finalized_) return;
   try {
-    // Queued device work finishes first (or is released on failure).
-    if (devicePath_) devicePath_->drain();
-    if (streamExec_) streamExec_->drain();
+    if (executor_) executor_->drain();  // queued device work finishes first (or is released on failure)
   } catch (const Error& e) {
     finalized_ = true;
     fail(e);
@@ -390,17 +129,9 @@ void Communicator::finalize() {
   boot_->leave();
 }
 
-Result Communicator::pollAsyncError() {
-  if (vendorComm_ && asyncError() == Result::Success && !aborted_.load()) {
-    std::optional<Error> e = vendorAsyncError(*vendorComm_, peers()[rank()].domain);
-    if (e && !aborted_.load()) fail(*e);  // after abort() the vendor communicator is gone: not its error
-  }
-  return asyncError();
-}
-
 void Communicator::abort() {
   aborted_.store(true);
-  if (vendorComm_) vendorComm_->abort();
+  if (executor_) executor_->abort();  // vendor communicators; the executors' own waits watch aborted_
   boot_->abort();
 }
 

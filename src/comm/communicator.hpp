@@ -1,6 +1,14 @@
-// The communicator: one rank's membership in a job. Owns the bootstrap, the transport links and the
-// user-defined reduction operators, runs groups of operations through the engine, and turns a peer
-// failure into a sticky asynchronous error.
+// The communicator: one rank's membership in a job. Owns the bootstrap, the transport links, the device
+// executor and the user-defined reduction operators; runs groups of host-buffer operations through the
+// engine and hands device-buffer groups to its device executor; turns a peer failure into a sticky
+// asynchronous error. Its methods live in one file per concept:
+//   communicator.cc          lifecycle: create, set-up, finalize, abort
+//   communicator_device.cc   the device executor: path selection (path_selector.hpp) and construction
+//   communicator_run.cc      running groups: host engine or device executor
+//   communicator_failure.cc  failure attribution, sticky and asynchronous errors
+//   communicator_split.cc    split
+//   communicator_ops.cc      user reduction operators (PreMulSum) and operator resolution
+//   validate.cc              argument checks
 #pragma once
 
 #include <atomic>
@@ -14,17 +22,17 @@
 #include "algo/topology.hpp"
 #include "algo/tuning.hpp"
 #include "bootstrap/bootstrap.hpp"
+#include "comm/path_selector.hpp"
 #include "core/result.hpp"
 #include "device/base/gpu_plugin.h"
-#include "domain/base/vendor_ccl.hpp"
 #include "engine/exec_context.hpp"
 
 namespace hetccl {
 
 class LinkSet;
-class DevicePath;
-namespace stream_exec {
-class StreamExecutor;
+class DeviceExecutor;
+namespace domain {
+class VendorCcl;
 }
 
 /// Options of hetcclConfig_t the communicator uses.
@@ -47,15 +55,21 @@ class Communicator {
   const std::vector<PeerInfo>& peers() const { return boot_->peers(); }
   const algo::Topology& topology() const { return topology_; }
   std::string_view transportTo(int peer) const;
-  /// How device-buffer calls run: "NCCL ... (single domain)", the stream pipeline, or "host staging".
+  /// How device-buffer calls run, in one line: "NCCL ... (single domain: every device call delegated)",
+  /// the stream pipeline (with the vendor inside domains or not), "host staging ...", or "none ...".
   const std::string& devicePathName() const { return devicePathName_; }
+  /// The path selector's decision for this communicator (the same on every rank) and its reason.
+  const PathChoice& devicePathChoice() const { return pathChoice_; }
+  /// The tuning host-buffer calls (and host staging) are planned with.
+  const algo::Tuning& hostTuning() const { return tuning_; }
 
   /// Checks one operation against this communicator (root/peer range, buffers, counts that overflow,
   /// AllToAllv tables, user op handles). Throws InvalidArgument saying what is wrong; changes nothing.
   void validate(const algo::CollOp& op) const;
-  /// Runs a group of operations (already validated). Host buffers: to completion before returning.
-  /// Device buffers: ordered on `stream` and returning at once (DevicePath). A peer failure or abort
-  /// makes the communicator unusable: the error is kept (asyncError) and thrown again by later calls.
+  /// Runs a group of operations (already validated). Host buffers: on the host engine, to completion
+  /// before returning. Device buffers: handed to the device executor, ordered on `stream` and returning
+  /// once queued. A peer failure or abort makes the communicator unusable: the error is kept
+  /// (asyncError) and thrown again by later calls; a rejected group (InvalidArgument) changes nothing.
   void run(std::span<const algo::CollOp> ops, void* stream);
 
   /// Collective over this communicator: ranks with the same color form a new communicator ordered by
@@ -78,26 +92,28 @@ class Communicator {
   /// Success, or the result of the failure that made this communicator unusable.
   Result asyncError() const { return static_cast<Result>(asyncError_.load()); }
   std::string asyncErrorMessage() const;
-  /// asyncError() after first asking the vendor library (NCCL) of the domain communicator this rank owns
-  /// for its asynchronous error: one it reports makes this communicator failed (sticky), with a message
-  /// naming the domain. Any thread (the watchdog of GetAsyncError), also while a call runs or abort() does.
+  /// asyncError() after first asking the vendor library (NCCL) of the domain communicator(s) the device
+  /// executor owns for its asynchronous error: one it reports makes this communicator failed (sticky),
+  /// with a message naming the domain. Any thread (the watchdog of GetAsyncError), also while a call
+  /// runs or abort() does.
   Result pollAsyncError();
 
  private:
   Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
                const hetcclGpuPlugin_t* gpu);
-  /// The constructor's exchanges over the bootstrap (settings that must agree, links, vendor domain,
-  /// device path); a PeerError from them is reported to the other ranks by the constructor.
+  /// The constructor's exchanges over the bootstrap (settings that must agree, links, device
+  /// executor); a PeerError from them is reported to the other ranks by the constructor.
   void setUp(const CommOptions& options);
   void checkUsable() const;
   void runHost(std::span<const algo::CollOp> ops);
-  /// Single all-GPU domain: creates the vendor communicator every device call is delegated to
-  /// (logged at INFO either way: no silent fallback).
-  void setUpVendorDomain();
-  /// Every rank (collective when any rank has a GPU and calls are not delegated): GPU ranks get the
-  /// stream pipeline when every rank is a GPU rank on one host and HETCCL_GPU_EXEC allows it, else
-  /// host staging (DevicePath).
-  void createDevicePath();
+  /// Every rank (collective): chooses how device-buffer calls run (path_selector.hpp; the vendor
+  /// library's availability is all-gathered when it matters), logs the choice and its reason at INFO
+  /// (WARN when HETCCL_GPU_EXEC cannot be honoured), and creates the executor on GPU ranks — now,
+  /// because its pinned allocations may synchronise the device, which must not happen inside a call.
+  void setUpDeviceExecution();
+  /// Tries to load the vendor library on this rank and all-gathers the answers into `facts`;
+  /// returns the library where it loaded on every rank.
+  domain::VendorCcl* probeVendor(PathFacts& facts);
   /// True when the group's buffers are device memory; throws InvalidArgument for a mix.
   bool isDeviceGroup(std::span<const algo::CollOp> ops) const;
   void fail(const Error& e);
@@ -126,11 +142,11 @@ class Communicator {
   uint32_t splitCount_ = 0;
   bool checkCalls_ = false;  // HETCCL_CHECK_CALLS
   const hetcclGpuPlugin_t* gpu_ = nullptr;  // loaded CUDA runtime plugin, when this rank has a GPU
-  std::unique_ptr<DevicePath> devicePath_;      // host staging of device calls, or...
-  std::unique_ptr<stream_exec::StreamExecutor> streamExec_;  // ...the stream pipeline (GPU ranks of one host)
-  domain::VendorCcl* vendor_ = nullptr;         // single all-GPU domain: its vendor library...
-  std::unique_ptr<domain::DomainComm> vendorComm_;  // ...and communicator over every rank
-  std::string devicePathName_ = "host staging";
+  PathChoice pathChoice_;
+  std::string devicePathName_;
+  // Declared last: destroyed first, while the links and the bootstrap its work uses still exist. Null on
+  // CPU ranks (their calls never have device buffers).
+  std::unique_ptr<DeviceExecutor> executor_;
 };
 
 }  // namespace hetccl

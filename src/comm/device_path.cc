@@ -58,9 +58,9 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
   check(gpu_.streamCaptureInfo(stream, &capturing, &captureId), "streamCaptureInfo");
   if (capturing)
     throw InvalidUsage(concat("rank ", rank_, ": device collectives on the staged path (through host memory and the ",
-                              "host engine: GPU and CPU ranks mixed, several hosts, HETCCL_GPU_EXEC=staged or ",
-                              "HETCCL_VENDOR_CCL=off) cannot be captured into a CUDA graph; call them outside the ",
-                              "capture, or use the stream pipeline (GPU ranks of one host) or a single vendor domain"));
+                              "host engine: GPU and CPU ranks mixed, several hosts, or HETCCL_GPU_EXEC=staged) ",
+                              "cannot be captured into a CUDA graph; call them outside the capture, or use the ",
+                              "stream pipeline (GPU ranks of one host) or a single vendor domain"));
   Work w;
   w.ops = std::move(ops);
   w.plan = StagingPlan::build(w.ops, rank_, nranks_);

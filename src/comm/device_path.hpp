@@ -15,9 +15,10 @@
 // device-synchronising call (cudaHostAlloc, cudaFree, ...) made elsewhere in the process. Pinned memory
 // is allocated only in the calling thread, after the path is drained, so no stream waits on it then.
 //
-// This is the cross-domain path of this build for every layout (no vendor path is used between ranks).
-// It is not pipelined yet: the copy-in, the exchange and the copy-out of one group run one after the
-// other (see docs/STATUS.md).
+// It serves the layouts the stream pipeline cannot (GPU and CPU ranks mixed, several hosts) and
+// HETCCL_GPU_EXEC=staged; StagedExecutor (staged_executor.hpp) wraps it for the communicator. It is not
+// pipelined: the copy-in, the exchange and the copy-out of one group run one after the other (see
+// docs/STATUS.md).
 #pragma once
 
 #include <atomic>

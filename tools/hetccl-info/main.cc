@@ -1,15 +1,19 @@
 // hetccl-info: every configuration variable with its value, default and meaning; this process's
 // detected identity; and, with --comm under a launcher (hetccl-run -n N -- hetccl-info --comm), the
-// whole job's layout as rank 0 sees it: host, domain, device and the transport to every peer.
+// whole job's layout as rank 0 sees it: host, domain, device and the transport to every peer, how
+// device-buffer calls run (the path selector's choice and its reason), and the algorithm the planner
+// takes per collective and size, for host-buffer and device-buffer calls.
 // --torch PATH: whether hetccl's drop-in libnccl.so.2 can serve that PyTorch (torch_check.hpp).
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "algo/selection.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/unique_id.hpp"
 #include "comm/communicator.hpp"
+#include "comm/path_selector.hpp"
 #include "common/launch_env.hpp"
 #include "core/config.hpp"
 #include "device/loader.hpp"
@@ -48,6 +52,65 @@ void printSelf() {
   std::printf("cuda plugin   %s\n", gpu ? "loaded" : ("unavailable: " + hetccl::device::cudaPluginUnavailableReason()).c_str());
 }
 
+// "1 KiB", "64 MiB", ...
+std::string sizeName(size_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) bytes /= 1024, ++u;
+  return std::to_string(bytes) + " " + units[u];
+}
+
+// The planner's choice for every collective and size on `topology` with `tuning` (rank 0's view).
+void printAlgorithmTable(const char* title, const hetccl::algo::Topology& topology, const hetccl::algo::Tuning& tuning) {
+  using hetccl::algo::CollKind;
+  constexpr CollKind kKinds[] = {CollKind::AllReduce, CollKind::Broadcast,     CollKind::Reduce,
+                                 CollKind::AllGather, CollKind::ReduceScatter, CollKind::AllToAll};
+  constexpr size_t kSizes[] = {size_t{1} << 10, size_t{64} << 10, size_t{1} << 20, size_t{64} << 20, size_t{1} << 30};
+  std::printf("\n# %s; the algorithm per collective and size as rank 0 plans it (chunk %zu bytes)\n", title, tuning.chunkBytes);
+  std::printf("%-14s %-8s %s\n", "collective", "bytes", "algorithm");
+  for (CollKind kind : kKinds)
+    for (size_t bytes : kSizes) {
+      std::string line;
+      try {
+        line = hetccl::algo::describeChoice(topology, kind, bytes, tuning);
+      } catch (const std::exception& e) {
+        line = std::string("(cannot plan: ") + e.what() + ")";
+      }
+      std::printf("%-14s %-8s %s\n", hetccl::algo::collKindName(kind), sizeName(bytes).c_str(), line.c_str());
+    }
+}
+
+// How device-buffer calls run, and the planner's tables for host and device buffers.
+void printExecution(const hetccl::Communicator& comm) {
+  const hetccl::PathChoice& choice = comm.devicePathChoice();
+  std::printf("device-buffer calls: %s\n", comm.devicePathName().c_str());
+  std::printf("  path:   %s\n", hetccl::execPathName(choice.path));
+  std::printf("  reason: %s\n", choice.reason.c_str());
+  const hetccl::PlannerSettings device =
+      hetccl::plannerSettingsFor(choice.path, comm.topology(), comm.hostTuning());
+  switch (choice.path) {
+    case hetccl::ExecPath::HostOnly:
+      printAlgorithmTable("every call: host buffers, host engine", comm.topology(), comm.hostTuning());
+      break;
+    case hetccl::ExecPath::Staged:
+      printAlgorithmTable("host-buffer calls and staged device-buffer calls: host engine", comm.topology(),
+                          comm.hostTuning());
+      break;
+    case hetccl::ExecPath::VendorDelegation:
+      printAlgorithmTable("host-buffer calls: host engine", comm.topology(), comm.hostTuning());
+      std::printf("\n# device-buffer calls are delegated whole to the vendor library, which chooses its own algorithms\n");
+      break;
+    case hetccl::ExecPath::Pipeline:
+    case hetccl::ExecPath::PipelineWithDomainVendor:
+      printAlgorithmTable("host-buffer calls: host engine", comm.topology(), comm.hostTuning());
+      printAlgorithmTable(choice.path == hetccl::ExecPath::Pipeline
+                              ? "device-buffer calls: stream pipeline"
+                              : "device-buffer calls: stream pipeline, vendor collectives inside domains",
+                          device.topology, device.tuning);
+      break;
+  }
+}
+
 int printJob() {
   auto env = hetccl::tools::readLaunchEnv();
   auto id = hetccl::bootstrap::UniqueId::decode(reinterpret_cast<const unsigned char*>(env.id.internal),
@@ -55,12 +118,13 @@ int printJob() {
   auto comm = hetccl::Communicator::create(id, env.size, env.rank, {});
   if (env.rank == 0) {
     std::printf("\n# job: %d ranks, %d domains (launcher: %s)\n", comm->size(), comm->numDomains(), env.source.c_str());
-    std::printf("device-buffer calls: %s\n", comm->devicePathName().c_str());
     std::printf("%-5s %-24s %-12s %-6s %-8s %s\n", "rank", "host", "domain", "device", "pid", "rank 0 reaches it by");
     for (const auto& p : comm->peers())
       std::printf("%-5d %-24s %-12s %-6s %-8d %.*s\n", p.rank, p.hostId.c_str(), p.domain.c_str(),
                   hetccl::deviceKindName(p.deviceKind), p.pid, static_cast<int>(comm->transportTo(p.rank).size()),
                   comm->transportTo(p.rank).data());
+    std::printf("\n");
+    printExecution(*comm);
   }
   comm->finalize();
   return 0;
@@ -74,7 +138,8 @@ int main(int argc, char** argv) {
   try {
     bool job = argc > 1 && std::strcmp(argv[1], "--comm") == 0;
     if (argc > 1 && !job) {
-      std::fprintf(stderr, "usage: hetccl-info [--comm]   (--comm: run under a launcher, prints the job layout)\n"
+      std::fprintf(stderr, "usage: hetccl-info [--comm]   (--comm: run under a launcher, prints the job layout, how "
+                           "device calls run and the algorithm per collective and size)\n"
                            "       hetccl-info --torch PATH [--dropin LIB]   "
                            "(can hetccl's libnccl.so.2 serve this PyTorch?)\n");
       return 2;

@@ -1,0 +1,68 @@
+// Running a group: host-buffer groups on the host engine, to completion; device-buffer groups handed to
+// the device executor (device_executor.hpp), which queues them on the caller's stream.
+#include "comm/call_check.hpp"
+#include "comm/communicator.hpp"
+#include "comm/device_executor.hpp"
+#include "comm/links.hpp"
+#include "engine/run_group.hpp"
+
+namespace hetccl {
+
+void Communicator::checkUsable() const {
+  if (finalized_) throw InvalidUsage("communicator was finalized; only hetcclCommDestroy may follow");
+  if (aborted_.load()) throw AbortedError("communicator was aborted");
+  if (asyncError() != Result::Success) {
+    std::lock_guard<std::mutex> lock(mu_);
+    throw Error(asyncError(), concat("communicator failed earlier: ", errorMessage_));
+  }
+}
+
+void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
+  checkUsable();
+  if (!isDeviceGroup(ops)) return runHost(ops);
+  executor_->enqueue(ops, stream);  // a GPU rank always has one; it reports failures through fail()
+}
+
+bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
+  if (!gpu_) return false;
+  int device = 0, host = 0;
+  auto classify = [&](const void* p) {
+    if (!p) return;
+    int memType = HETCCL_GPU_MEM_HOST, dev = -1;
+    if (gpu_->pointerQuery(p, &memType, &dev) != HETCCL_GPU_OK) memType = HETCCL_GPU_MEM_HOST;
+    (memType == HETCCL_GPU_MEM_DEVICE || memType == HETCCL_GPU_MEM_MANAGED ? device : host)++;
+  };
+  for (const auto& op : ops) {
+    classify(op.sendbuff);
+    classify(op.recvbuff);
+  }
+  if (device && host)
+    throw InvalidArgument(concat("rank ", rank(), ": a group mixes device and host buffers (", device, " device, ",
+                                 host, " host); use one kind per group"));
+  return device > 0;
+}
+
+void Communicator::runHost(std::span<const algo::CollOp> ops) {
+  checkUsable();
+  // Point-to-point alone is checked per pair by the call stamps; an all-rank exchange would need every rank.
+  if (checkCalls_ && hasCollective(ops)) checkCallsAgree(*boot_, ops);  // before anything moves
+  // Bad input (the planner's InvalidArgument) is thrown here, before anything moves: the communicator stays usable.
+  const engine::PreparedGroup prepared = engine::prepareGroup(topology_, ops, exec_, tuning_);
+  try {
+    engine::runPrepared(prepared, *links_, exec_);
+  } catch (const PeerError& e) {
+    PeerError cause = rootCause(e);
+    fail(cause);
+    boot_->reportFailure(cause);  // ranks that see this one leave next name the cause, not this rank
+    throw cause;
+  } catch (const Error& e) {
+    fail(e);
+    throw;
+  } catch (const std::exception& e) {
+    InternalError wrapped(concat("rank ", rank(), ": ", e.what()));
+    fail(wrapped);
+    throw wrapped;
+  }
+}
+
+}  // namespace hetccl

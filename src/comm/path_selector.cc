@@ -1,0 +1,188 @@
+#include "comm/path_selector.hpp"
+
+#include <set>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+
+namespace hetccl {
+namespace {
+
+bool isGpuRank(const PeerInfo& p) { return p.deviceKind != DeviceKind::Host; }
+
+// "1, 3, 4" (at most 8 ranks, then "...").
+std::string rankList(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size() && i < 8; ++i) out += concat(i ? ", " : "", ranks[i]);
+  if (ranks.size() > 8) out += ", ...";
+  return out;
+}
+
+// What every rank can see alike about the layout.
+struct Layout {
+  int nranks = 0;
+  std::vector<int> cpuRanks;
+  int hosts = 0;
+  int domains = 0;
+  bool oneDeviceKind = true;  // every rank the same kind of GPU (one vendor library can serve them all)
+  std::string domainNames;    // "cuda, cuda2"
+};
+
+Layout layoutOf(const PathFacts& f) {
+  Layout l;
+  l.nranks = static_cast<int>(f.peers.size());
+  std::set<std::string> hosts;
+  for (const PeerInfo& p : f.peers) {
+    if (!isGpuRank(p)) l.cpuRanks.push_back(p.rank);
+    hosts.insert(p.hostId);
+    l.oneDeviceKind = l.oneDeviceKind && p.deviceKind == f.peers.front().deviceKind;
+  }
+  l.hosts = static_cast<int>(hosts.size());
+  l.domains = f.topology.numDomains();
+  for (int d = 0; d < l.domains; ++d) {
+    const int first = f.topology.membersOf(d).front();
+    l.domainNames += concat(d ? ", " : "", f.peers[first].domain);
+  }
+  return l;
+}
+
+bool allGpu(const Layout& l) { return l.cpuRanks.empty(); }
+bool pipelinePossible(const Layout& l) { return allGpu(l) && l.hosts == 1 && l.nranks > 1; }
+
+// Why the stream pipeline cannot run ("" when it can).
+std::string pipelineBlocker(const Layout& l) {
+  if (!allGpu(l))
+    return concat(l.cpuRanks.size() == 1 ? "rank " : "ranks ", rankList(l.cpuRanks),
+                  l.cpuRanks.size() == 1 ? " is a CPU rank" : " are CPU ranks");
+  if (l.hosts > 1) return concat("the ranks are on ", l.hosts, " hosts");
+  if (l.nranks == 1) return "a single rank has no peer to pipeline with";
+  return "";
+}
+
+// True when the vendor library loaded on every rank (and is not switched off); else `why` says why not.
+bool vendorOnEveryRank(const PathFacts& f, std::string& why) {
+  if (f.vendorCcl == "off") {
+    why = "HETCCL_VENDOR_CCL=off";
+    return false;
+  }
+  if (f.vendorLoads.size() != f.peers.size()) {
+    why = "the vendor library was not probed";
+    return false;
+  }
+  std::vector<int> missing;
+  for (size_t r = 0; r < f.vendorLoads.size(); ++r)
+    if (!f.vendorLoads[r]) missing.push_back(static_cast<int>(r));
+  if (missing.empty()) return true;
+  why = concat("the vendor library does not load on ", missing.size() == 1 ? "rank " : "ranks ", rankList(missing));
+  if (!f.localVendorError.empty()) why += concat(" (here: ", f.localVendorError, ")");
+  return false;
+}
+
+void checkGpuExec(const std::string& mode) {
+  if (mode != "auto" && mode != "pipeline" && mode != "staged")
+    throw InvalidArgument(concat("HETCCL_GPU_EXEC='", mode, "' is not one of auto, pipeline, staged"));
+}
+
+}  // namespace
+
+const char* execPathName(ExecPath path) noexcept {
+  switch (path) {
+    case ExecPath::HostOnly: return "host only";
+    case ExecPath::VendorDelegation: return "vendor delegation";
+    case ExecPath::PipelineWithDomainVendor: return "stream pipeline + vendor in domains";
+    case ExecPath::Pipeline: return "stream pipeline";
+    case ExecPath::Staged: return "host staging";
+  }
+  return "unknown";
+}
+
+bool vendorProbeNeeded(const PathFacts& f) {
+  const Layout l = layoutOf(f);
+  if (!allGpu(l) || !l.oneDeviceKind || f.vendorCcl == "off") return false;
+  if (l.domains == 1) return true;  // delegation
+  return pipelinePossible(l) && f.gpuExec == "auto";  // vendor inside domains
+}
+
+PathChoice choosePath(const PathFacts& f) {
+  const Layout l = layoutOf(f);
+  PathChoice c;
+  if (static_cast<int>(l.cpuRanks.size()) == l.nranks) {
+    c.path = ExecPath::HostOnly;
+    c.reason = "no rank has a GPU: every call has host buffers and runs on the host engine";
+    return c;
+  }
+  checkGpuExec(f.gpuExec);
+  std::string noVendor;
+  bool vendor = false;
+  if (l.oneDeviceKind) vendor = vendorOnEveryRank(f, noVendor);
+  else noVendor = "the ranks have devices of several kinds: no one vendor library serves them all";
+  if (allGpu(l) && l.domains == 1 && vendor) {
+    c.path = ExecPath::VendorDelegation;
+    c.reason = concat("every rank is a GPU rank of domain '", l.domainNames, "' and ", f.vendorName,
+                      " loads on every rank: each device call is handed to it on the caller's stream");
+    return c;
+  }
+  // Not delegated. In a single all-GPU domain, say why first.
+  const std::string notDelegated =
+      allGpu(l) && l.domains == 1 ? concat("no delegation to a vendor library (", noVendor, "); ") : "";
+  if (f.gpuExec == "staged") {
+    c.path = ExecPath::Staged;
+    c.reason = concat(notDelegated, "HETCCL_GPU_EXEC=staged");
+    return c;
+  }
+  if (!pipelinePossible(l)) {
+    c.path = ExecPath::Staged;
+    c.reason = concat(notDelegated, pipelineBlocker(l),
+                      ", and the stream pipeline needs every rank a GPU rank on one host (at least two ranks)");
+    if (f.gpuExec == "pipeline") {
+      c.overrideNotHonoured = true;
+      c.reason = concat("HETCCL_GPU_EXEC=pipeline cannot be honoured: ", c.reason);
+    }
+    return c;
+  }
+  const std::string where = l.domains == 1 ? concat("GPU ranks of one host in domain '", l.domainNames, "'")
+                                           : concat("GPU ranks of one host in ", l.domains, " domains (",
+                                                    l.domainNames, ")");
+  if (l.domains > 1 && f.gpuExec == "auto" && vendor) {
+    c.path = ExecPath::PipelineWithDomainVendor;
+    c.reason = concat(where, " and ", f.vendorName,
+                      " loads on every rank: a vendor communicator per domain runs the phases inside each domain, "
+                      "the stream pipeline moves the rest between domains");
+    return c;
+  }
+  c.path = ExecPath::Pipeline;
+  if (l.domains == 1) c.reason = concat(notDelegated, where);
+  else if (f.gpuExec == "pipeline") c.reason = concat(where, "; HETCCL_GPU_EXEC=pipeline: no vendor library inside domains");
+  else c.reason = concat(where, "; no vendor library inside domains (", noVendor, ")");
+  return c;
+}
+
+PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology, const algo::Tuning& hostTuning) {
+  PlannerSettings s;
+  s.topology = topology;
+  s.tuning = hostTuning;
+  switch (path) {
+    case ExecPath::VendorDelegation: s.planned = false; break;
+    case ExecPath::PipelineWithDomainVendor:
+      s.topology.domainCollectives = true;
+      s.tuning = pipelineTuningFromConfig();
+      break;
+    case ExecPath::Pipeline: s.tuning = pipelineTuningFromConfig(); break;
+    case ExecPath::HostOnly:
+    case ExecPath::Staged: break;
+  }
+  return s;
+}
+
+algo::Tuning pipelineTuningFromConfig() {
+  // Keep in step with stream_exec::StreamExecutor's constructor, which plans with these values.
+  const Config& c = config();
+  algo::Tuning t = algo::Tuning::fromConfig();
+  const int64_t chunk = c.integer("HETCCL_GPU_CHUNK_BYTES", 64 << 10, int64_t{1} << 30);
+  t.chunkBytes = (static_cast<uint64_t>(chunk) + 63) & ~uint64_t{63};
+  t.minChunkBytes = static_cast<size_t>(c.integer("HETCCL_GPU_MIN_CHUNK_BYTES", 1, int64_t{1} << 30));
+  t.pairExchangeBytes = static_cast<size_t>(c.integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
+  return t;
+}
+
+}  // namespace hetccl

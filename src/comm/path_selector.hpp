@@ -1,0 +1,85 @@
+// Which way a communicator's device-buffer calls run, decided once at init from what every rank knows
+// alike: the peers (device kind, host, domain), the configuration (HETCCL_GPU_EXEC, HETCCL_VENDOR_CCL,
+// compared between ranks at init) and whether the vendor collective library loads on every rank (one
+// all-gather, only when the answer matters). Every rank therefore takes the same decision. Pure
+// functions: tests/unit/comm/path_selector_test.cc runs the decision table over synthetic peer lists.
+//
+//   no rank has a GPU                                          -> host only (no device executor)
+//   every rank a GPU rank of one domain, vendor on every rank  -> vendor delegation (whatever HETCCL_GPU_EXEC)
+//   HETCCL_GPU_EXEC=staged                                     -> host staging
+//   a CPU rank, several hosts, or a single rank                -> host staging (the stream pipeline cannot
+//                                                                 run; HETCCL_GPU_EXEC=pipeline says so at WARN)
+//   GPU ranks of one host, several domains, HETCCL_GPU_EXEC=auto, vendor on every rank
+//                                                              -> stream pipeline, vendor inside each domain
+//   otherwise (GPU ranks of one host)                          -> stream pipeline
+// "Vendor on every rank" also needs HETCCL_VENDOR_CCL other than "off".
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "algo/topology.hpp"
+#include "algo/tuning.hpp"
+#include "core/peer_info.hpp"
+
+namespace hetccl {
+
+/// The ways device-buffer calls run (one DeviceExecutor implementation each, but HostOnly).
+enum class ExecPath {
+  HostOnly,                  ///< no rank has a GPU: every call has host buffers (host engine)
+  VendorDelegation,          ///< single all-GPU domain: every device call goes to the vendor library
+  PipelineWithDomainVendor,  ///< stream pipeline between domains, the vendor library inside each domain
+  Pipeline,                  ///< stream pipeline only (src/stream_exec)
+  Staged,                    ///< device buffers staged through pinned host memory, host engine (DevicePath)
+};
+/// "host only", "vendor delegation", "stream pipeline + vendor in domains", "stream pipeline", "host staging".
+const char* execPathName(ExecPath path) noexcept;
+
+/// What the decision is made from; identical on every rank except `rank` and `localVendorError`.
+struct PathFacts {
+  int rank = 0;
+  std::vector<PeerInfo> peers;  ///< every rank's descriptor, in rank order
+  algo::Topology topology;      ///< dense domain indices (Communicator's numbering)
+  std::string gpuExec = "auto";    ///< HETCCL_GPU_EXEC: auto, pipeline, staged
+  std::string vendorCcl = "auto";  ///< HETCCL_VENDOR_CCL: off disables the vendor library everywhere
+  /// Filled when vendorProbeNeeded(): whether the vendor library loaded on each rank (the all-rank
+  /// agreement), its description where it did, and this rank's error where it did not.
+  std::vector<bool> vendorLoads;
+  std::string vendorName;        ///< e.g. "NCCL 2.28.9 from /usr/lib/.../libnccl.so.2"
+  std::string localVendorError;  ///< why it did not load on this rank ("" when it did)
+};
+
+struct PathChoice {
+  ExecPath path = ExecPath::HostOnly;
+  std::string reason;              ///< in words, for the INFO log and hetccl-info --comm
+  bool overrideNotHonoured = false;  ///< HETCCL_GPU_EXEC=pipeline could not be honoured (logged at WARN)
+};
+
+/// True when the choice depends on whether the vendor library loads on every rank: every rank is a GPU
+/// rank, HETCCL_VENDOR_CCL is not "off", and either all ranks form one domain (delegation) or they are
+/// on one host, more than one, with HETCCL_GPU_EXEC=auto (vendor inside domains). Then every rank tries
+/// to load it and the answers are all-gathered into `facts.vendorLoads` before choosePath().
+bool vendorProbeNeeded(const PathFacts& facts);
+
+/// The decision table above. Throws InvalidArgument for a HETCCL_GPU_EXEC other than auto, pipeline,
+/// staged (when any rank has a GPU), on every rank alike.
+PathChoice choosePath(const PathFacts& facts);
+
+/// How the planner is called for device-buffer calls on `path` (hetccl-info's algorithm table):
+/// the topology (domainCollectives set for PipelineWithDomainVendor) and the tuning (the stream
+/// pipeline's HETCCL_GPU_* values for the pipelines, `hostTuning` for host staging and host calls).
+/// `planned` is false for vendor delegation: the vendor library chooses its own algorithms.
+struct PlannerSettings {
+  bool planned = true;
+  algo::Topology topology;
+  algo::Tuning tuning;
+};
+PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology, const algo::Tuning& hostTuning);
+
+/// The tuning the stream pipeline plans with: the process configuration with HETCCL_GPU_CHUNK_BYTES
+/// (rounded up to 64 bytes, the ring slot), HETCCL_GPU_MIN_CHUNK_BYTES and HETCCL_GPU_PAIR_EXCHANGE_BYTES,
+/// as stream_exec::StreamExecutor's constructor sets them.
+algo::Tuning pipelineTuningFromConfig();
+
+}  // namespace hetccl

@@ -1,0 +1,63 @@
+#include "comm/pipeline_executor.hpp"
+
+#include "comm/call_check.hpp"
+#include "comm/vendor_route.hpp"
+
+namespace hetccl {
+
+PipelineExecutor::PipelineExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot,
+                                   const algo::Topology& topology, domain::VendorCcl* domainVendor,
+                                   std::string domainName, bool checkCalls, const std::atomic<bool>* abortFlag,
+                                   FailureSink onFailure)
+    : boot_(boot),
+      checkCalls_(checkCalls),
+      onFailure_(std::move(onFailure)),
+      domainName_(std::move(domainName)),
+      description_(stream_exec::StreamExecutor::describe()) {
+  if (domainVendor) {
+    // The vendor binds its communicator to the current device.
+    if (gpu.setDevice(device) != HETCCL_GPU_OK)
+      throw Error(Result::UnhandledCudaError,
+                  concat("rank ", topology.rank, ": ", gpu.name, " setDevice(", device, "): ", gpu.lastError()));
+    domainComm_ = domainVendor->createComm(boot, topology.membersOf(topology.domainOf[topology.rank]));
+    description_ += concat(" + ", domainVendor->describe(), " inside each domain");
+  }
+  try {
+    exec_ = std::make_unique<stream_exec::StreamExecutor>(
+        gpu, device, boot, topology,
+        [this](const std::exception& e) { reportToSink(onFailure_, e); },
+        [b = &boot] {
+          if (auto f = b->failure()) throw *f;
+        },
+        abortFlag, domainComm_.get());
+  } catch (...) {
+    if (domainComm_) domainComm_->abort();  // the other members may be gone: never wait for them
+    throw;
+  }
+}
+
+PipelineExecutor::~PipelineExecutor() { exec_.reset(); }
+
+void PipelineExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
+  // Before anything is queued: a disagreement leaves the communicator usable.
+  if (checkCalls_ && hasCollective(ops)) checkCallsAgree(boot_, ops);
+  try {
+    exec_->enqueue(ops, stream);
+  } catch (const InvalidArgument&) {
+    throw;  // rejected by the planner: nothing queued
+  } catch (const Error& e) {
+    onFailure_(e);
+    throw;
+  }
+}
+
+void PipelineExecutor::abort() noexcept {
+  if (domainComm_) domainComm_->abort();
+}
+
+std::optional<Error> PipelineExecutor::pollAsyncError() {
+  if (!domainComm_) return std::nullopt;
+  return vendorAsyncError(*domainComm_, domainName_);
+}
+
+}  // namespace hetccl

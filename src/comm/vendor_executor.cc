@@ -1,0 +1,40 @@
+#include "comm/vendor_executor.hpp"
+
+#include <vector>
+
+#include "comm/vendor_route.hpp"
+
+namespace hetccl {
+namespace {
+
+std::vector<int> everyRank(const bootstrap::Bootstrap& boot) {
+  std::vector<int> members(boot.size());
+  for (int r = 0; r < boot.size(); ++r) members[r] = r;
+  return members;
+}
+
+}  // namespace
+
+VendorExecutor::VendorExecutor(domain::VendorCcl& vendor, bootstrap::Bootstrap& boot, std::string domain,
+                               FailureSink onFailure)
+    : vendor_(vendor),
+      comm_(vendor.createComm(boot, everyRank(boot))),
+      domain_(std::move(domain)),
+      onFailure_(std::move(onFailure)) {}
+
+void VendorExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
+  try {
+    runOnVendor(vendor_, *comm_, ops, stream);
+  } catch (const Error& e) {
+    onFailure_(e);
+    throw;
+  }
+}
+
+std::optional<Error> VendorExecutor::pollAsyncError() { return vendorAsyncError(*comm_, domain_); }
+
+std::string VendorExecutor::describe() const {
+  return concat(vendor_.describe(), " (single domain: every device call delegated)");
+}
+
+}  // namespace hetccl

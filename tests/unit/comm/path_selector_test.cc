@@ -1,0 +1,235 @@
+// The path selector's decision table (src/comm/path_selector.hpp) over synthetic peer lists: which way
+// device-buffer calls run for each layout, configuration and vendor availability, with its reason; every
+// rank of a layout takes the same decision; how the planner is then called (hetccl-info's table).
+#include "comm/path_selector.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bootstrap_harness.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+
+namespace hetccl {
+namespace {
+
+using bootstrap::testing::ScopedEnv;
+
+/// One rank of a synthetic job: device kind, host id, domain name.
+struct RankSpec {
+  DeviceKind kind;
+  std::string host;
+  std::string domain;
+};
+
+RankSpec gpu(std::string host, std::string domain) { return {DeviceKind::Cuda, std::move(host), std::move(domain)}; }
+RankSpec cpu(std::string host, std::string domain) { return {DeviceKind::Host, std::move(host), std::move(domain)}; }
+
+/// The facts rank `rank` sees: peers, topology (domains numbered by first appearance, as the
+/// communicator numbers them), the configuration, and — when the selector asks — which ranks load the
+/// vendor library (`vendorMissing` do not).
+PathFacts factsFor(const std::vector<RankSpec>& job, int rank, const std::string& gpuExec = "auto",
+                   const std::string& vendorCcl = "auto", const std::vector<int>& vendorMissing = {}) {
+  PathFacts f;
+  f.rank = rank;
+  f.gpuExec = gpuExec;
+  f.vendorCcl = vendorCcl;
+  f.topology.rank = rank;
+  f.topology.nranks = static_cast<int>(job.size());
+  std::map<std::string, int> domainIndex;
+  for (size_t r = 0; r < job.size(); ++r) {
+    PeerInfo p;
+    p.rank = static_cast<int>(r);
+    p.hostId = job[r].host;
+    p.domain = job[r].domain;
+    p.deviceKind = job[r].kind;
+    p.deviceIndex = job[r].kind == DeviceKind::Host ? -1 : static_cast<int>(r);
+    f.peers.push_back(p);
+    auto [it, inserted] = domainIndex.emplace(p.domain, static_cast<int>(domainIndex.size()));
+    f.topology.domainOf.push_back(it->second);
+  }
+  f.topology.validate();
+  if (vendorProbeNeeded(f)) {  // what Communicator::probeVendor all-gathers
+    f.vendorLoads.assign(job.size(), true);
+    for (int r : vendorMissing) f.vendorLoads[r] = false;
+    f.vendorName = "NCCL 2.28.9 from /fake/libnccl.so.2";
+    for (int r : vendorMissing)
+      if (r == rank) f.localVendorError = "no libnccl.so.2 found";
+  }
+  return f;
+}
+
+/// The decision of every rank; fails the test unless they are all the same path. Returns rank 0's.
+PathChoice decide(const std::vector<RankSpec>& job, const std::string& gpuExec = "auto",
+                  const std::string& vendorCcl = "auto", const std::vector<int>& vendorMissing = {}) {
+  const PathChoice first = choosePath(factsFor(job, 0, gpuExec, vendorCcl, vendorMissing));
+  for (int r = 1; r < static_cast<int>(job.size()); ++r) {
+    const PathChoice c = choosePath(factsFor(job, r, gpuExec, vendorCcl, vendorMissing));
+    EXPECT_EQ(c.path, first.path) << "rank " << r << " decides otherwise: " << c.reason;
+    EXPECT_EQ(c.overrideNotHonoured, first.overrideNotHonoured) << "rank " << r;
+  }
+  return first;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const std::vector<RankSpec> kOneDomain = {gpu("h", "cuda"), gpu("h", "cuda"), gpu("h", "cuda")};
+const std::vector<RankSpec> kTwoDomains = {gpu("h", "d0"), gpu("h", "d0"), gpu("h", "d1"), gpu("h", "d1")};
+
+TEST(PathSelectorTest, SingleDomainAllGpuWithTheVendorEverywhereDelegates) {
+  for (const char* mode : {"auto", "pipeline", "staged"}) {  // HETCCL_GPU_EXEC does not touch delegation
+    EXPECT_TRUE(vendorProbeNeeded(factsFor(kOneDomain, 0, mode)));
+    const PathChoice c = decide(kOneDomain, mode);
+    EXPECT_EQ(c.path, ExecPath::VendorDelegation) << mode << ": " << c.reason;
+    EXPECT_TRUE(has(c.reason, "domain 'cuda'")) << c.reason;
+    EXPECT_TRUE(has(c.reason, "NCCL 2.28.9")) << c.reason;
+  }
+  // Also across hosts and for a single rank: the vendor library connects them itself.
+  EXPECT_EQ(decide({gpu("a", "cuda"), gpu("b", "cuda")}).path, ExecPath::VendorDelegation);
+  EXPECT_EQ(decide({gpu("a", "cuda")}).path, ExecPath::VendorDelegation);
+}
+
+TEST(PathSelectorTest, SeveralDomainsOfOneHostAllGpuWithTheVendorGetThePipelineWithVendorDomains) {
+  EXPECT_TRUE(vendorProbeNeeded(factsFor(kTwoDomains, 0)));
+  const PathChoice c = decide(kTwoDomains);
+  EXPECT_EQ(c.path, ExecPath::PipelineWithDomainVendor) << c.reason;
+  EXPECT_FALSE(c.overrideNotHonoured);
+  EXPECT_TRUE(has(c.reason, "2 domains (d0, d1)")) << c.reason;
+  EXPECT_TRUE(has(c.reason, "vendor communicator per domain")) << c.reason;
+  // Domains of one rank each (2x1) and unequal ones (2+1) too.
+  EXPECT_EQ(decide({gpu("h", "a"), gpu("h", "b")}).path, ExecPath::PipelineWithDomainVendor);
+  EXPECT_EQ(decide({gpu("h", "a"), gpu("h", "b"), gpu("h", "a")}).path, ExecPath::PipelineWithDomainVendor);
+}
+
+TEST(PathSelectorTest, VendorMissingOnOneRankGivesThePipelineNamingThatRank) {
+  const PathChoice c = decide(kTwoDomains, "auto", "auto", {2});
+  EXPECT_EQ(c.path, ExecPath::Pipeline) << c.reason;
+  EXPECT_TRUE(has(c.reason, "does not load on rank 2")) << c.reason;
+  // The rank that could not load it says why.
+  const PathChoice onRank2 = choosePath(factsFor(kTwoDomains, 2, "auto", "auto", {2}));
+  EXPECT_TRUE(has(onRank2.reason, "no libnccl.so.2 found")) << onRank2.reason;
+  // One domain: no delegation, and the stream pipeline serves it (GPU ranks of one host).
+  const PathChoice one = decide(kOneDomain, "auto", "auto", {0, 1});
+  EXPECT_EQ(one.path, ExecPath::Pipeline) << one.reason;
+  EXPECT_TRUE(has(one.reason, "no delegation")) << one.reason;
+  EXPECT_TRUE(has(one.reason, "ranks 0, 1")) << one.reason;
+  // One domain on two hosts: host staging.
+  EXPECT_EQ(decide({gpu("a", "cuda"), gpu("b", "cuda")}, "auto", "auto", {1}).path, ExecPath::Staged);
+  // A single GPU rank without the vendor library: nothing to pipeline with.
+  EXPECT_EQ(decide({gpu("a", "cuda")}, "auto", "auto", {0}).path, ExecPath::Staged);
+}
+
+TEST(PathSelectorTest, VendorCclOffIsNeverProbedAndNeverUsed) {
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(kTwoDomains, 0, "auto", "off")));
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(kOneDomain, 0, "auto", "off")));
+  const PathChoice two = decide(kTwoDomains, "auto", "off");
+  EXPECT_EQ(two.path, ExecPath::Pipeline) << two.reason;
+  EXPECT_TRUE(has(two.reason, "HETCCL_VENDOR_CCL=off")) << two.reason;
+  const PathChoice one = decide(kOneDomain, "auto", "off");
+  EXPECT_EQ(one.path, ExecPath::Pipeline) << one.reason;
+  EXPECT_TRUE(has(one.reason, "HETCCL_VENDOR_CCL=off")) << one.reason;
+  EXPECT_EQ(decide({gpu("a", "cuda"), gpu("b", "cuda")}, "auto", "off").path, ExecPath::Staged);
+}
+
+TEST(PathSelectorTest, GpuExecPipelineKeepsTheVendorOutOfTheDomains) {
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(kTwoDomains, 0, "pipeline")));
+  const PathChoice c = decide(kTwoDomains, "pipeline");
+  EXPECT_EQ(c.path, ExecPath::Pipeline) << c.reason;
+  EXPECT_FALSE(c.overrideNotHonoured);
+  EXPECT_TRUE(has(c.reason, "HETCCL_GPU_EXEC=pipeline")) << c.reason;
+}
+
+TEST(PathSelectorTest, GpuExecStagedStagesEveryLayoutThatIsNotDelegated) {
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(kTwoDomains, 0, "staged")));
+  const PathChoice c = decide(kTwoDomains, "staged");
+  EXPECT_EQ(c.path, ExecPath::Staged) << c.reason;
+  EXPECT_TRUE(has(c.reason, "HETCCL_GPU_EXEC=staged")) << c.reason;
+  EXPECT_EQ(decide(kOneDomain, "staged", "off").path, ExecPath::Staged);
+}
+
+TEST(PathSelectorTest, ACpuRankMeansHostStaging) {
+  const std::vector<RankSpec> mixed = {gpu("h", "cuda"), cpu("h", "host"), gpu("h", "cuda")};
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(mixed, 0)));
+  const PathChoice c = decide(mixed);
+  EXPECT_EQ(c.path, ExecPath::Staged) << c.reason;
+  EXPECT_TRUE(has(c.reason, "rank 1 is a CPU rank")) << c.reason;
+  EXPECT_FALSE(c.overrideNotHonoured);
+  // A CPU rank in the GPUs' own domain: no delegation either.
+  const std::vector<RankSpec> sameDomain = {gpu("h", "x"), cpu("h", "x")};
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(sameDomain, 0)));
+  EXPECT_EQ(decide(sameDomain).path, ExecPath::Staged);
+  // Asking for the pipeline does not make it possible: staged, said at WARN.
+  const PathChoice forced = decide(mixed, "pipeline");
+  EXPECT_EQ(forced.path, ExecPath::Staged);
+  EXPECT_TRUE(forced.overrideNotHonoured);
+  EXPECT_TRUE(has(forced.reason, "HETCCL_GPU_EXEC=pipeline cannot be honoured")) << forced.reason;
+}
+
+TEST(PathSelectorTest, TwoHostsMeanHostStaging) {
+  const std::vector<RankSpec> twoHosts = {gpu("a", "d0"), gpu("a", "d1"), gpu("b", "d0"), gpu("b", "d1")};
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(twoHosts, 0)));
+  const PathChoice c = decide(twoHosts);
+  EXPECT_EQ(c.path, ExecPath::Staged) << c.reason;
+  EXPECT_TRUE(has(c.reason, "on 2 hosts")) << c.reason;
+}
+
+TEST(PathSelectorTest, NoGpuAnywhereIsHostOnlyWhateverTheConfiguration) {
+  const std::vector<RankSpec> cpus = {cpu("h", "host"), cpu("h", "host2")};
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(cpus, 0)));
+  EXPECT_EQ(decide(cpus).path, ExecPath::HostOnly);
+  EXPECT_EQ(decide(cpus, "nonsense").path, ExecPath::HostOnly);  // not read without a GPU (as before)
+}
+
+TEST(PathSelectorTest, AnUnknownGpuExecIsRefusedOnEveryRank) {
+  for (int r = 0; r < 4; ++r) {
+    try {
+      choosePath(factsFor(kTwoDomains, r, "fast"));
+      ADD_FAILURE() << "rank " << r << " accepted HETCCL_GPU_EXEC=fast";
+    } catch (const InvalidArgument& e) {
+      EXPECT_TRUE(has(e.what(), "HETCCL_GPU_EXEC='fast' is not one of auto, pipeline, staged")) << e.what();
+    }
+  }
+}
+
+TEST(PathSelectorTest, DevicesOfSeveralKindsInOneDomainAreNotDelegated) {
+  const std::vector<RankSpec> mixedKinds = {gpu("h", "x"), {DeviceKind::Hip, "h", "x"}};
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(mixedKinds, 0)));
+  const PathChoice c = decide(mixedKinds);
+  EXPECT_EQ(c.path, ExecPath::Pipeline) << c.reason;
+  EXPECT_TRUE(has(c.reason, "several kinds")) << c.reason;
+}
+
+TEST(PathSelectorTest, PlannerSettingsFollowThePath) {
+  const algo::Topology topology = factsFor(kTwoDomains, 1).topology;
+  algo::Tuning host;
+  host.chunkBytes = 12345;
+  PlannerSettings withVendor, pipeline;
+  {
+    ScopedEnv chunk("HETCCL_GPU_CHUNK_BYTES", "1000001");  // rounded up to 64 bytes, as the ring slot is
+    ScopedEnv pair("HETCCL_GPU_PAIR_EXCHANGE_BYTES", "8M");
+    reloadConfig();
+    withVendor = plannerSettingsFor(ExecPath::PipelineWithDomainVendor, topology, host);
+    pipeline = plannerSettingsFor(ExecPath::Pipeline, topology, host);
+  }
+  reloadConfig();  // the environment as it was
+  EXPECT_TRUE(withVendor.planned);
+  EXPECT_TRUE(withVendor.topology.domainCollectives);
+  EXPECT_EQ(withVendor.topology.rank, 1);
+  EXPECT_EQ(withVendor.tuning.chunkBytes, 1000064u);
+  EXPECT_EQ(withVendor.tuning.pairExchangeBytes, size_t{8} << 20);
+  EXPECT_FALSE(pipeline.topology.domainCollectives);
+  EXPECT_EQ(pipeline.tuning.chunkBytes, 1000064u);
+
+  const PlannerSettings staged = plannerSettingsFor(ExecPath::Staged, topology, host);
+  EXPECT_TRUE(staged.planned);
+  EXPECT_FALSE(staged.topology.domainCollectives);
+  EXPECT_EQ(staged.tuning.chunkBytes, 12345u);
+
+  EXPECT_FALSE(plannerSettingsFor(ExecPath::VendorDelegation, topology, host).planned);
+}
+
+}  // namespace
+}  // namespace hetccl
