@@ -4,10 +4,13 @@
 // slots of 64 KiB (the smallest) cut each 1 MiB message into 16 pieces, so ring slots and landing buffers
 // are reused many times within one call and across calls. A group that starts before the user's stream reaches it, or a
 // user stream that does not wait for the group's end, mixes iterations up and the results are wrong.
+// The same with a vendor communicator per domain (sim_vendor.hpp): the vendor calls of successive
+// iterations queue on the executor's domain stream, behind and ahead of ring work.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -61,13 +64,16 @@ std::string runRank(SimWorld& world, int r, int nranks) {
   return "";
 }
 
-TEST(StreamOrderingTest, BackToBackCallsStayOrderedOnTheUserStream) {
+void runBackToBack(const test::Layout& layout, bool vendorDomains) {
   ScopedEnv timeout("HETCCL_TIMEOUT", "30");  // a stall fails the test instead of hanging it
   ScopedEnv chunk("HETCCL_GPU_CHUNK_BYTES", "65536");
   ScopedEnv slots("HETCCL_GPU_SLOTS", "2");
-  for (const test::Layout& layout : {test::Layout{"2", {0, 1}}, test::Layout{"3", {0, 1, 2}}}) {
+  ScopedEnv minChunk("HETCCL_GPU_MIN_CHUNK_BYTES", vendorDomains ? "65536" : nullptr);  // several vendor chunks
+  {
     const int n = static_cast<int>(layout.domainOf.size());
-    SimWorld world(layout);
+    std::unique_ptr<SimWorld> made = vendorDomains ? std::make_unique<SimWorld>(layout, SimWorld::VendorDomains{})
+                                                   : std::make_unique<SimWorld>(layout);
+    SimWorld& world = *made;
     std::vector<std::string> result(n);
     std::vector<std::thread> ranks;
     for (int r = 0; r < n; ++r)
@@ -79,9 +85,23 @@ TEST(StreamOrderingTest, BackToBackCallsStayOrderedOnTheUserStream) {
         }
       });
     for (auto& t : ranks) t.join();
-    for (int r = 0; r < n; ++r)
+    for (int r = 0; r < n; ++r) {
       EXPECT_EQ(result[r], "") << "layout " << layout.name << ", sim seed " << test::sim::seed();
+      if (vendorDomains) {
+        EXPECT_GE(world.domainComm(r).counters().of(test::sim::VendorCall::ReduceScatter), unsigned{kIterations});
+      }
+    }
   }
+}
+
+TEST(StreamOrderingTest, BackToBackCallsStayOrderedOnTheUserStream) {
+  for (const test::Layout& layout : {test::Layout{"2", {0, 1}}, test::Layout{"3", {0, 1, 2}}})
+    runBackToBack(layout, false);
+}
+
+TEST(StreamOrderingTest, BackToBackCallsWithVendorDomainsStayOrdered) {
+  for (const test::Layout& layout : {test::Layout{"2+2", {0, 0, 1, 1}}, test::Layout{"2+1", {0, 1, 0}}})
+    runBackToBack(layout, true);
 }
 
 }  // namespace

@@ -76,9 +76,10 @@ class VendorWorld {
 /// Waits (10 s at most) until `stream` has nothing queued; false if it still has.
 bool settles(void* stream) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (plugin().streamQuery(stream) != HETCCL_GPU_OK)
+  while (plugin().streamQuery(stream) != HETCCL_GPU_OK) {
     if (std::chrono::steady_clock::now() > until) return false;
-    else std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
   return true;
 }
 

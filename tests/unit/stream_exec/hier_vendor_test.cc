@@ -1,0 +1,320 @@
+// The hierarchical algorithms with the vendor library inside each domain (src/algo/hier/vendor_*.cc), run
+// by the stream executor on the simulated GPU with a simulated vendor communicator per domain
+// (sim_vendor.hpp): every collective in and out of place, on equal, unequal, three-domain and interleaved
+// layouts, several types and operators, counts that do not divide by the domain sizes, compared exactly
+// with the reference of tests/unit/algo/collective_case. Then the traffic: no byte crosses a ring between
+// two ranks of one domain, the vendor carries the intra-domain share (the executor's count equals what
+// the vendor saw), and the bytes on each cross-domain ring are the ones the algorithms' description
+// implies (derived below from the partitions, independently of the planner's code).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bootstrap_harness.hpp"
+#include "sim_gpu.hpp"
+#include "sim_vendor.hpp"
+#include "sim_world.hpp"
+#include "unit/algo/collective_case.hpp"
+
+namespace hetccl::stream_exec {
+namespace {
+
+using algo::CollKind;
+using bootstrap::testing::ScopedEnv;
+using test::CollCase;
+using test::Layout;
+using test::SimWorld;
+
+class HierVendorTest : public ::testing::Test {
+ protected:
+  ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};  // a stall fails the test instead of hanging it
+  ScopedEnv chunk_{"HETCCL_GPU_CHUNK_BYTES", "65536"};
+  ScopedEnv slots_{"HETCCL_GPU_SLOTS", "2"};
+  ScopedEnv small_{"HETCCL_SMALL_BYTES", "4096"};
+};
+
+const CollKind kKinds[] = {CollKind::AllReduce,     CollKind::Broadcast,     CollKind::Reduce,
+                           CollKind::AllGather,     CollKind::ReduceScatter, CollKind::AllToAll,
+                           CollKind::AllToAllv,     test::kSendRecvRing};
+
+const std::vector<Layout> kLayouts = {
+    {"1+1", {0, 1}},
+    {"2+2", {0, 0, 1, 1}},
+    {"3+1", {0, 0, 0, 1}},
+    {"2+2+2", {0, 0, 1, 1, 2, 2}},
+    {"4+4", {0, 0, 0, 0, 1, 1, 1, 1}},
+    {"6+2", {0, 0, 0, 0, 0, 0, 1, 1}},
+    {"interleaved 0101", {0, 1, 0, 1}},
+    {"interleaved 100110", {1, 0, 0, 1, 1, 0}},
+};
+
+struct TypeOp {
+  DataType type;
+  RedOpKind op;
+};
+// Avg and PreMulSum (their scaling and division are the planner's, the vendor only sums), an integer
+// type with Max, and a product of half-width floats.
+const TypeOp kReductions[] = {{DataType::Float32, RedOpKind::Sum},
+                              {DataType::Int8, RedOpKind::Max},
+                              {DataType::Float32, RedOpKind::Avg},
+                              {DataType::Float64, RedOpKind::PreMulSum},
+                              {DataType::Bfloat16, RedOpKind::Prod},
+                              {DataType::Int32, RedOpKind::Avg},
+                              {DataType::Uint8, RedOpKind::Min}};
+
+bool reduces(CollKind k) { return k == CollKind::AllReduce || k == CollKind::Reduce || k == CollKind::ReduceScatter; }
+
+/// Runs every collective of kKinds on `layout`: reducing ones with every entry of kReductions, the
+/// others with one type per count; roots move over the ranks.
+void runEveryCollective(SimWorld& world, const Layout& layout, const std::vector<size_t>& counts) {
+  const int n = static_cast<int>(layout.domainOf.size());
+  int index = 0;
+  for (CollKind kind : kKinds)
+    for (size_t count : counts)
+      for (bool inPlace : {false, true})
+        for (const TypeOp& to : kReductions) {
+          const bool tiny = count > 0 && count < 10;
+          if (!reduces(kind) && &to != &kReductions[tiny ? 1 : 0]) continue;  // int8 or float32
+          CollCase c;
+          c.kind = kind;
+          c.count = count;
+          c.type = to.type;
+          c.op = to.op;
+          c.inPlace = inPlace;
+          c.root = (index++ * 5 + 1) % n;
+          c.layout = layout;
+          const std::string result = world.run(c);
+          EXPECT_EQ(result, "") << layout.name << ": " << c.describe() << " (HETCCL_SIM_SEED=" << test::sim::seed()
+                                << ")";
+          if (!result.empty()) return;  // the world may be broken now: the next layout starts afresh
+        }
+}
+
+/// Whether every rank handed work to its vendor communicator.
+bool everyRankUsedTheVendor(SimWorld& world) {
+  for (int r = 0; r < world.size(); ++r)
+    if (world.domainComm(r).counters().totalBytes() == 0) return false;
+  return true;
+}
+
+TEST_F(HierVendorTest, EveryCollectiveOnEveryLayoutIsExact) {
+  for (const Layout& layout : kLayouts) {
+    // 1+1 has no domain of several ranks: the rings' algorithms unless the hierarchical one is forced.
+    for (const char* algo : {"auto", "hier"}) {
+      if (layout.name != "1+1" && std::string(algo) == "hier") continue;
+      ScopedEnv force("HETCCL_ALGO", algo);
+      SimWorld world(layout, SimWorld::VendorDomains{});
+      runEveryCollective(world, layout, {0, 1, 5, 40'001});
+      if (layout.name != "1+1" || std::string(algo) == "hier") {
+        EXPECT_TRUE(everyRankUsedTheVendor(world)) << layout.name << " (HETCCL_ALGO=" << algo << ")";
+      }
+    }
+  }
+}
+
+TEST_F(HierVendorTest, PipelinedChunksAreExact) {
+  // Chunks of a quarter of the message (HETCCL_GPU_MIN_CHUNK_BYTES below it): several vendor calls per
+  // phase, the reduce-scatter of one chunk overlapping the exchange of the previous one.
+  ScopedEnv minChunk("HETCCL_GPU_MIN_CHUNK_BYTES", "4096");
+  for (const Layout& layout : {kLayouts[2], kLayouts[3], kLayouts[7]}) {
+    SimWorld world(layout, SimWorld::VendorDomains{});
+    runEveryCollective(world, layout, {40'001, 100'003});
+    EXPECT_TRUE(everyRankUsedTheVendor(world)) << layout.name;
+  }
+}
+
+// --- traffic ---
+
+/// split(len, parts)[i]: the first len % parts parts one longer (the planner's even split).
+size_t evenPart(size_t len, size_t parts, size_t i) { return len / parts + (i < len % parts ? 1 : 0); }
+size_t evenBegin(size_t len, size_t parts, size_t i) {
+  size_t b = 0;
+  for (size_t k = 0; k < i; ++k) b += evenPart(len, parts, k);
+  return b;
+}
+/// The vendor's blocks of `len` over n members: len / n each, the remainder on the last one.
+size_t vendorBlockBegin(size_t len, size_t n, size_t k) { return k * (len / n); }
+size_t vendorBlockLen(size_t len, size_t n, size_t k) { return k + 1 < n ? len / n : len - (n - 1) * (len / n); }
+size_t overlap(size_t a, size_t aLen, size_t b, size_t bLen) {
+  const size_t lo = std::max(a, b), hi = std::min(a + aLen, b + bLen);
+  return hi > lo ? hi - lo : 0;
+}
+
+/// Bytes per ordered pair of ranks (sent[from][to]) that the description of each algorithm implies for
+/// one call of `count` elements of `es` bytes, in a single pipeline chunk.
+class ExpectedTraffic {
+ public:
+  ExpectedTraffic(const Layout& layout, size_t count, size_t es)
+      : domainOf_(layout.domainOf), n_(static_cast<int>(domainOf_.size())), count_(count), es_(es),
+        sent_(n_, std::vector<uint64_t>(n_, 0)) {
+    numDomains_ = *std::max_element(domainOf_.begin(), domainOf_.end()) + 1;
+    for (int d = 0; d < numDomains_; ++d) members_.push_back(membersOf(d));
+  }
+  const std::vector<std::vector<uint64_t>>& sent() const { return sent_; }
+
+  /// All-reduce: every domain's member k holds vendor block k of the domain's partial sums; the pieces
+  /// between all domains' block boundaries have one owner per domain; for each piece the owners split it
+  /// evenly in D sub-pieces, sub-piece e finished by the owner in domain e: every owner sends sub-piece e
+  /// to owner e, then owner e sends the finished sub-piece e to every other owner.
+  void allReduce() {
+    std::vector<size_t> bounds{count_};
+    for (int d = 0; d < numDomains_; ++d)
+      for (size_t k = 0; k < members_[d].size(); ++k) bounds.push_back(vendorBlockBegin(count_, members_[d].size(), k));
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    for (size_t b = 0; b + 1 < bounds.size(); ++b) {
+      const size_t begin = bounds[b], len = bounds[b + 1] - begin;
+      std::vector<int> owner(numDomains_);
+      for (int d = 0; d < numDomains_; ++d) owner[d] = ownerIn(d, begin);
+      for (int e = 0; e < numDomains_; ++e)
+        for (int m = 0; m < numDomains_; ++m)
+          if (m != e) {
+            add(owner[m], owner[e], evenPart(len, numDomains_, e));  // my partial of sub-piece e to its finisher
+            add(owner[e], owner[m], evenPart(len, numDomains_, e));  // the finished sub-piece e back
+          }
+    }
+  }
+  /// Reduce-scatter: in domain d of n members, the blocks of the F ranks outside d (rank order, `count`
+  /// each) form a space of F * count elements split evenly into n shares; member k sends the domain's
+  /// partial sums of its share to the ranks whose blocks it covers.
+  void reduceScatter() { foreignShares(/*toOwners=*/true); }
+  /// All-gather: the reverse: every rank sends its block to the members of the other domains whose shares
+  /// cover it.
+  void allGather() { foreignShares(/*toOwners=*/false); }
+  /// Broadcast: for every other domain d of n members, vendor block k of the buffer goes from member
+  /// k mod n_root of the root's domain to member k of d.
+  void broadcast(int root) {
+    const std::vector<int>& rootMembers = members_[domainOf_[root]];
+    for (int d = 0; d < numDomains_; ++d) {
+      if (d == domainOf_[root]) continue;
+      const size_t n = members_[d].size();
+      for (size_t k = 0; k < n; ++k) add(rootMembers[k % rootMembers.size()], members_[d][k], vendorBlockLen(count_, n, k));
+    }
+  }
+
+ private:
+  std::vector<int> membersOf(int d) const {
+    std::vector<int> m;
+    for (int r = 0; r < n_; ++r)
+      if (domainOf_[r] == d) m.push_back(r);
+    return m;
+  }
+  int ownerIn(int d, size_t x) const {
+    const size_t n = members_[d].size();
+    for (size_t k = 0; k < n; ++k)
+      if (x >= vendorBlockBegin(count_, n, k) && x < vendorBlockBegin(count_, n, k) + vendorBlockLen(count_, n, k))
+        return members_[d][k];
+    return -1;
+  }
+  void add(int from, int to, size_t elems) { sent_[from][to] += elems * es_; }
+  void foreignShares(bool toOwners) {
+    for (int d = 0; d < numDomains_; ++d) {
+      std::vector<int> foreign;
+      for (int r = 0; r < n_; ++r)
+        if (domainOf_[r] != d) foreign.push_back(r);
+      const size_t n = members_[d].size(), space = foreign.size() * count_;
+      for (size_t k = 0; k < n; ++k)
+        for (size_t f = 0; f < foreign.size(); ++f) {
+          const size_t bytes = overlap(evenBegin(space, n, k), evenPart(space, n, k), f * count_, count_);
+          if (toOwners) add(members_[d][k], foreign[f], bytes);
+          else add(foreign[f], members_[d][k], bytes);
+        }
+    }
+  }
+
+  std::vector<int> domainOf_;
+  int n_, numDomains_ = 0;
+  size_t count_, es_;
+  std::vector<std::vector<int>> members_;
+  std::vector<std::vector<uint64_t>> sent_;
+};
+
+/// What every rank's executor and vendor communicator counted, for the differences around one call.
+struct Counts {
+  std::vector<StreamExecutor::Traffic> traffic;
+  std::vector<test::sim::VendorCounters> vendor;
+};
+Counts countsOf(SimWorld& world) {
+  Counts c;
+  for (int r = 0; r < world.size(); ++r) {
+    c.traffic.push_back(world.exec(r).traffic());
+    c.vendor.push_back(world.domainComm(r).counters());
+  }
+  return c;
+}
+
+TEST_F(HierVendorTest, OnlyTheCrossDomainShareCrossesTheRings) {
+  // One pipeline chunk (the message is below HETCCL_GPU_MIN_CHUNK_BYTES), so the partitions are the
+  // whole buffer's.
+  ScopedEnv minChunk("HETCCL_GPU_MIN_CHUNK_BYTES", "1M");
+  ScopedEnv hierChunk("HETCCL_HIER_CHUNK_BYTES", "8M");
+  constexpr size_t kCount = 40'001;
+  for (const Layout& layout : kLayouts) {
+    if (layout.name == "1+1") continue;  // no domain with several ranks: the rings' algorithms run
+    const int n = static_cast<int>(layout.domainOf.size());
+    SimWorld world(layout, SimWorld::VendorDomains{});
+    for (CollKind kind : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::AllGather, CollKind::Broadcast}) {
+      SCOPED_TRACE(concat(layout.name, " ", algo::collKindName(kind)));
+      CollCase c;
+      c.kind = kind;
+      c.count = kCount;
+      c.root = n - 2;
+      const Counts before = countsOf(world);
+      ASSERT_EQ(world.run(c), "") << "HETCCL_SIM_SEED=" << test::sim::seed();
+      const Counts after = countsOf(world);
+
+      ExpectedTraffic expected(layout, kCount, dataTypeSize(c.type));
+      if (kind == CollKind::AllReduce) expected.allReduce();
+      if (kind == CollKind::ReduceScatter) expected.reduceScatter();
+      if (kind == CollKind::AllGather) expected.allGather();
+      if (kind == CollKind::Broadcast) expected.broadcast(c.root);
+      uint64_t crossing = 0;
+      for (int r = 0; r < n; ++r) {
+        const auto& t0 = before.traffic[r];
+        const auto& t1 = after.traffic[r];
+        for (int p = 0; p < n; ++p) {
+          if (p == r) continue;
+          const uint64_t sent = t1.ringSent[p] - t0.ringSent[p], received = t1.ringReceived[p] - t0.ringReceived[p];
+          if (layout.domainOf[p] == layout.domainOf[r]) {
+            EXPECT_EQ(sent, 0u) << "ring bytes from rank " << r << " to rank " << p << " of its own domain";
+            EXPECT_EQ(received, 0u) << "ring bytes from rank " << p << " to rank " << r << " of its own domain";
+          }
+          EXPECT_EQ(sent, expected.sent()[r][p]) << "ring " << r << " -> " << p;
+          EXPECT_EQ(received, expected.sent()[p][r]) << "ring " << p << " -> " << r;
+          crossing += sent;
+        }
+        // The vendor carried the rest, and the executor counted what the vendor saw.
+        const uint64_t vendorBytes = t1.domainCollectiveBytes - t0.domainCollectiveBytes;
+        const uint64_t sawBytes = after.vendor[r].totalBytes() - before.vendor[r].totalBytes();
+        EXPECT_GT(vendorBytes, 0u) << "rank " << r;
+        EXPECT_EQ(vendorBytes, sawBytes) << "rank " << r;
+        EXPECT_EQ(t1.domainCollectives - t0.domainCollectives, after.vendor[r].totalCalls() - before.vendor[r].totalCalls())
+            << "rank " << r;
+      }
+      // Totals in closed form. All-reduce: the owners of a piece of length P send P + (D-2) * (their
+      // sub-piece) each, 2 (D-1) P together, so 2 (D-1) N in all. Broadcast: the buffer enters each other
+      // domain once, (D-1) N. Reduce-scatter: each rank's block gets one partial sum from every other
+      // domain, all-gather sends each block into every other domain once: (D-1) N per rank.
+      const uint64_t numDomains = *std::max_element(layout.domainOf.begin(), layout.domainOf.end()) + 1;
+      const uint64_t bytes = kCount * dataTypeSize(c.type);
+      uint64_t total = (numDomains - 1) * bytes;  // broadcast
+      if (kind == CollKind::AllReduce) total = 2 * (numDomains - 1) * bytes;
+      if (kind == CollKind::ReduceScatter || kind == CollKind::AllGather) total = (numDomains - 1) * n * bytes;
+      EXPECT_EQ(crossing, total);
+    }
+  }
+}
+
+TEST_F(HierVendorTest, WithoutDomainCommunicatorsNoVendorCallIsPlanned) {
+  SimWorld world({"2+2", {0, 0, 1, 1}});
+  CollCase c;
+  c.kind = CollKind::AllReduce;
+  c.count = 40'001;
+  ASSERT_EQ(world.run(c), "");
+  for (int r = 0; r < world.size(); ++r) EXPECT_EQ(world.exec(r).traffic().domainCollectives, 0u);
+}
+
+}  // namespace
+}  // namespace hetccl::stream_exec
