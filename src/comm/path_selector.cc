@@ -78,6 +78,19 @@ bool vendorOnEveryRank(const PathFacts& f, std::string& why) {
   return false;
 }
 
+// Two ranks of one domain on the same GPU of one host ("" when there are none): a vendor library refuses
+// two ranks of one communicator on one device (NCCL: "Duplicate GPU detected").
+std::string sharedGpuInADomain(const PathFacts& f) {
+  for (size_t a = 0; a < f.peers.size(); ++a)
+    for (size_t b = a + 1; b < f.peers.size(); ++b) {
+      const PeerInfo &x = f.peers[a], &y = f.peers[b];
+      if (x.domain == y.domain && x.hostId == y.hostId && x.deviceIndex == y.deviceIndex)
+        return concat("ranks ", x.rank, " and ", y.rank, " of domain '", x.domain, "' share GPU ", x.deviceIndex,
+                      " of host ", x.hostId, ", and a vendor communicator needs one GPU per rank");
+    }
+  return "";
+}
+
 void checkGpuExec(const std::string& mode) {
   if (mode != "auto" && mode != "pipeline" && mode != "staged")
     throw InvalidArgument(concat("HETCCL_GPU_EXEC='", mode, "' is not one of auto, pipeline, staged"));
@@ -143,6 +156,11 @@ PathChoice choosePath(const PathFacts& f) {
   const std::string where = l.domains == 1 ? concat("GPU ranks of one host in domain '", l.domainNames, "'")
                                            : concat("GPU ranks of one host in ", l.domains, " domains (",
                                                     l.domainNames, ")");
+  const std::string shared = l.domains > 1 && vendor ? sharedGpuInADomain(f) : "";
+  if (!shared.empty()) {
+    vendor = false;
+    noVendor = shared;
+  }
   if (l.domains > 1 && f.gpuExec == "auto" && vendor) {
     c.path = ExecPath::PipelineWithDomainVendor;
     c.reason = concat(where, " and ", f.vendorName,

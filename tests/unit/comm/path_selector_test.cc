@@ -233,3 +233,24 @@ TEST(PathSelectorTest, PlannerSettingsFollowThePath) {
 
 }  // namespace
 }  // namespace hetccl
+
+namespace hetccl {
+namespace {
+
+TEST(PathSelectorSharedGpu, TwoRanksOfOneDomainOnOneGpuKeepTheVendorOutOfTheDomains) {
+  // 2+2 on one GPU (every rank on device 0): NCCL would refuse each domain's communicator.
+  for (int rank = 0; rank < 4; ++rank) {
+    PathFacts f = factsFor(kTwoDomains, rank);
+    for (PeerInfo& p : f.peers) p.deviceIndex = 0;
+    const PathChoice c = choosePath(f);
+    EXPECT_EQ(c.path, ExecPath::Pipeline) << c.reason;
+    EXPECT_TRUE(has(c.reason, "ranks 0 and 1 of domain 'd0' share GPU 0")) << c.reason;
+  }
+  // One rank per domain on one GPU is fine (each vendor communicator has one rank).
+  PathFacts f = factsFor({gpu("h", "a"), gpu("h", "b")}, 0);
+  for (PeerInfo& p : f.peers) p.deviceIndex = 0;
+  EXPECT_EQ(choosePath(f).path, ExecPath::PipelineWithDomainVendor);
+}
+
+}  // namespace
+}  // namespace hetccl
