@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -314,6 +316,32 @@ TEST_F(HierVendorTest, WithoutDomainCommunicatorsNoVendorCallIsPlanned) {
   c.count = 40'001;
   ASSERT_EQ(world.run(c), "");
   for (int r = 0; r < world.size(); ++r) EXPECT_EQ(world.exec(r).traffic().domainCollectives, 0u);
+}
+
+// Disabled: fails at 97a3812 (see the report of the sim vendor work). The executor reports the stall
+// after HETCCL_TIMEOUT and releases its ring waits, but its domain stream stays inside the vendor call,
+// which waits for the domain peer: StreamExecutor::releaseStreams only sets ring slots and nothing aborts
+// the domain communicator, so the group (and the user's stream behind it) never finishes. Enable it once
+// a failure also aborts the vendor communicator (ncclCommAbort releases a waiting NCCL kernel).
+TEST_F(HierVendorTest, DISABLED_AStalledDomainPeerTimesOutAndReleasesTheStreams) {
+  ScopedEnv shortTimeout("HETCCL_TIMEOUT", "1");
+  SimWorld world({"2+2", {0, 0, 1, 1}}, SimWorld::VendorDomains{});
+  std::vector<float> buf(100'000, 1.0f);
+  algo::CollOp op;
+  op.sendbuff = op.recvbuff = buf.data();
+  op.count = buf.size();
+  world.exec(0).enqueue({&op, 1}, world.userStream(0));  // rank 1, its domain peer, never calls
+  world.exec(0).drain();  // returns once the monitor reported the stall
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (test::sim::pendingOps() != 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(test::sim::pendingOps(), 0u) << "the released streams did not finish\n" << test::sim::dump();
+  const auto reports = world.failuresOf(0);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_NE(reports[0].find("HETCCL_TIMEOUT"), std::string::npos) << reports[0];
+  // Whatever the executor did, nothing of this test may stay queued on the process's device.
+  for (int r = 0; r < world.size(); ++r) world.domainComm(r).abort();
+  EXPECT_TRUE(test::sim::waitIdle(std::chrono::seconds(10)));
 }
 
 }  // namespace

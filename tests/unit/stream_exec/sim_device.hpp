@@ -290,6 +290,19 @@ class Device {
     }
     cv_.notify_all();
   }
+  /// CUDA's eventDestroy: an event that queued work still records or waits for is released only once
+  /// that work ran (here: kept until the process exits), so destroying it early is no use after free.
+  void destroyEvent(Event* e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool referenced = false;
+    auto scan = [&](const Stream& s) {
+      for (const Op& op : s.ops) referenced = referenced || op.event == e;
+    };
+    scan(legacy_);
+    for (auto& [raw, st] : owned_) scan(*st);
+    if (referenced) retiredEvents_.emplace_back(e);
+    else delete e;
+  }
   Stream* newStream() {
     auto s = std::make_unique<Stream>();
     Stream* raw = s.get();
@@ -489,6 +502,7 @@ class Device {
   std::vector<std::unique_ptr<Capture>> captureObjects_;  // owned by the device (never freed: tests are short)
   std::vector<std::unique_ptr<Graph>> graphObjects_;
   std::vector<std::unique_ptr<Event>> replayEvents_;  // events of graph replays (never freed: tests are short)
+  std::vector<std::unique_ptr<Event>> retiredEvents_;  // destroyed while queued work used them (never freed)
   uint64_t nodes_ = 0, captures_ = 0;
   const uint64_t seed_;
   std::mt19937_64 rng_;

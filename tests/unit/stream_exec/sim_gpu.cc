@@ -74,7 +74,7 @@ int streamQuery(void* s) {
   return dev().idle(s) ? HETCCL_GPU_OK : HETCCL_GPU_ERR_NOT_READY;
 }
 int eventCreate(void** e) { *e = new Event; return HETCCL_GPU_OK; }
-int eventDestroy(void* e) { delete asEvent(e); return HETCCL_GPU_OK; }
+int eventDestroy(void* e) { dev().destroyEvent(asEvent(e)); return HETCCL_GPU_OK; }
 int eventRecord(void* e, void* s) { return dev().record(asEvent(e), s); }
 int eventQuery(void* e) { return asEvent(e)->done(asEvent(e)->recorded.load()) ? HETCCL_GPU_OK : HETCCL_GPU_ERR_NOT_READY; }
 int eventSynchronize(void* e) {
