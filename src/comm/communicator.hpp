@@ -33,6 +33,7 @@ class LinkSet;
 class DeviceExecutor;
 namespace domain {
 class VendorCcl;
+class DomainComm;
 }
 
 /// Options of hetcclConfig_t the communicator uses.
@@ -114,6 +115,12 @@ class Communicator {
   /// Tries to load the vendor library on this rank and all-gathers the answers into `facts`;
   /// returns the library where it loaded on every rank.
   domain::VendorCcl* probeVendor(PathFacts& facts);
+  /// Every rank (collective): makes this rank's device current and creates its domain's vendor
+  /// communicator (over topology_.membersOf(its domain); the domains create theirs at the same time,
+  /// each id travels only between its members), then all-gathers whether every rank succeeded. Returns
+  /// it, or nullptr with `failure` saying which ranks failed (and why, here) when any did: then no rank
+  /// keeps one.
+  std::unique_ptr<domain::DomainComm> createDomainVendorComm(domain::VendorCcl& vendor, std::string& failure);
   /// True when the group's buffers are device memory; throws InvalidArgument for a mix.
   bool isDeviceGroup(std::span<const algo::CollOp> ops) const;
   void fail(const Error& e);

@@ -35,6 +35,36 @@ domain::VendorCcl* Communicator::probeVendor(PathFacts& facts) {
   return vendor;
 }
 
+std::unique_ptr<domain::DomainComm> Communicator::createDomainVendorComm(domain::VendorCcl& vendor,
+                                                                         std::string& failure) {
+  std::unique_ptr<domain::DomainComm> comm;
+  int32_t created = 1;
+  std::string why;
+  try {
+    if (gpu_->setDevice(peers()[rank()].deviceIndex) != HETCCL_GPU_OK)  // the vendor binds to the current device
+      throw Error(Result::UnhandledCudaError, concat(gpu_->name, " setDevice: ", gpu_->lastError()));
+    comm = vendor.createComm(*boot_, topology_.membersOf(topology_.domainOf[rank()]));
+  } catch (const PeerError&) {
+    throw;  // a member is gone: the communicator cannot be created at all
+  } catch (const Error& e) {
+    created = 0;
+    why = e.what();
+  }
+  std::vector<int32_t> all(size());
+  all[rank()] = created;
+  boot_->allGather(all.data(), sizeof(int32_t));
+  std::vector<int> failed;
+  for (int r = 0; r < size(); ++r)
+    if (!all[r]) failed.push_back(r);
+  if (failed.empty()) return comm;
+  if (comm) comm->abort();  // never finalized with members that may not have one
+  std::string ranks;
+  for (size_t i = 0; i < failed.size(); ++i) ranks += concat(i ? ", " : "", failed[i]);
+  failure = concat("the vendor communicator of a domain could not be created on ", failed.size() == 1 ? "rank " : "ranks ",
+                   ranks, why.empty() ? "" : concat(" (here: ", why, ")"));
+  return nullptr;
+}
+
 void Communicator::setUpDeviceExecution() {
   PathFacts facts;
   facts.rank = rank();
@@ -55,11 +85,18 @@ void Communicator::setUpDeviceExecution() {
         executor_ = std::make_unique<VendorExecutor>(*vendor, *boot_, domainName, onFailure);
         break;
       case ExecPath::PipelineWithDomainVendor:
-      case ExecPath::Pipeline:
-        executor_ = std::make_unique<PipelineExecutor>(
-            *gpu_, device, *boot_, topology_, pathChoice_.path == ExecPath::PipelineWithDomainVendor ? vendor : nullptr,
-            domainName, checkCalls_, &aborted_, onFailure);
+      case ExecPath::Pipeline: {
+        std::unique_ptr<domain::DomainComm> domainComm;
+        if (pathChoice_.path == ExecPath::PipelineWithDomainVendor) {
+          std::string failure;
+          domainComm = createDomainVendorComm(*vendor, failure);
+          if (!domainComm) pathChoice_ = withoutDomainVendor(pathChoice_, failure);
+        }
+        executor_ = std::make_unique<PipelineExecutor>(*gpu_, device, *boot_, topology_, std::move(domainComm),
+                                                       facts.vendorName, domainName, checkCalls_, &aborted_,
+                                                       onFailure);
         break;
+      }
       case ExecPath::Staged:
         executor_ = std::make_unique<StagedExecutor>(
             *gpu_, device, rank(), size(), [this](std::span<const algo::CollOp> staged) { runHost(staged); },
@@ -74,7 +111,7 @@ void Communicator::setUpDeviceExecution() {
   } else {  // a CPU rank of a job with GPU ranks: say what its GPU peers run
     devicePathName_ = concat(execPathName(pathChoice_.path), " (on the GPU ranks; this rank has no GPU)");
   }
-  if (pathChoice_.overrideNotHonoured)
+  if (pathChoice_.warn)
     HETCCL_WARN(log::kInit, "rank ", rank(), ": device calls: ", devicePathName_, ": ", pathChoice_.reason);
   else
     HETCCL_INFO(log::kInit, "rank ", rank(), ": device calls: ", devicePathName_, ": ", pathChoice_.reason);

@@ -148,7 +148,7 @@ PathChoice choosePath(const PathFacts& f) {
     c.reason = concat(notDelegated, pipelineBlocker(l),
                       ", and the stream pipeline needs every rank a GPU rank on one host (at least two ranks)");
     if (f.gpuExec == "pipeline") {
-      c.overrideNotHonoured = true;
+      c.warn = true;
       c.reason = concat("HETCCL_GPU_EXEC=pipeline cannot be honoured: ", c.reason);
     }
     return c;
@@ -172,6 +172,14 @@ PathChoice choosePath(const PathFacts& f) {
   if (l.domains == 1) c.reason = concat(notDelegated, where);
   else if (f.gpuExec == "pipeline") c.reason = concat(where, "; HETCCL_GPU_EXEC=pipeline: no vendor library inside domains");
   else c.reason = concat(where, "; no vendor library inside domains (", noVendor, ")");
+  return c;
+}
+
+PathChoice withoutDomainVendor(const PathChoice& chosen, const std::string& why) {
+  PathChoice c;
+  c.path = ExecPath::Pipeline;
+  c.warn = true;
+  c.reason = concat(chosen.reason, "; but ", why, ": the stream pipeline runs without the vendor library");
   return c;
 }
 

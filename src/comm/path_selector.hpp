@@ -11,6 +11,8 @@
 //                                                                 run; HETCCL_GPU_EXEC=pipeline says so at WARN)
 //   GPU ranks of one host, several domains, HETCCL_GPU_EXEC=auto, vendor on every rank
 //                                                              -> stream pipeline, vendor inside each domain
+//                                                                 (the stream pipeline alone, said at WARN,
+//                                                                 when a domain's vendor communicator fails)
 //   otherwise (GPU ranks of one host)                          -> stream pipeline
 // "Vendor on every rank" also needs HETCCL_VENDOR_CCL other than "off".
 #pragma once
@@ -53,7 +55,9 @@ struct PathFacts {
 struct PathChoice {
   ExecPath path = ExecPath::HostOnly;
   std::string reason;              ///< in words, for the INFO log and hetccl-info --comm
-  bool overrideNotHonoured = false;  ///< HETCCL_GPU_EXEC=pipeline could not be honoured (logged at WARN)
+  /// Logged at WARN, not INFO: HETCCL_GPU_EXEC=pipeline could not be honoured, or the vendor
+  /// communicators of the domains could not be created.
+  bool warn = false;
 };
 
 /// True when the choice depends on whether the vendor library loads on every rank: every rank is a GPU
@@ -65,6 +69,12 @@ bool vendorProbeNeeded(const PathFacts& facts);
 /// The decision table above. Throws InvalidArgument for a HETCCL_GPU_EXEC other than auto, pipeline,
 /// staged (when any rank has a GPU), on every rank alike.
 PathChoice choosePath(const PathFacts& facts);
+
+/// The choice when PipelineWithDomainVendor was chosen but the vendor communicators of the domains could
+/// not be created on every rank (all-gathered after the attempt, so every rank falls back alike; e.g.
+/// NCCL refuses two ranks of one domain on one GPU): the stream pipeline alone, `why` in the reason,
+/// said at WARN.
+PathChoice withoutDomainVendor(const PathChoice& chosen, const std::string& why);
 
 /// How the planner is called for device-buffer calls on `path` (hetccl-info's algorithm table):
 /// the topology (domainCollectives set for PipelineWithDomainVendor) and the tuning (the stream

@@ -6,22 +6,16 @@
 namespace hetccl {
 
 PipelineExecutor::PipelineExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot,
-                                   const algo::Topology& topology, domain::VendorCcl* domainVendor,
-                                   std::string domainName, bool checkCalls, const std::atomic<bool>* abortFlag,
-                                   FailureSink onFailure)
+                                   const algo::Topology& topology, std::unique_ptr<domain::DomainComm> domainComm,
+                                   const std::string& vendorName, std::string domainName, bool checkCalls,
+                                   const std::atomic<bool>* abortFlag, FailureSink onFailure)
     : boot_(boot),
       checkCalls_(checkCalls),
       onFailure_(std::move(onFailure)),
       domainName_(std::move(domainName)),
-      description_(stream_exec::StreamExecutor::describe()) {
-  if (domainVendor) {
-    // The vendor binds its communicator to the current device.
-    if (gpu.setDevice(device) != HETCCL_GPU_OK)
-      throw Error(Result::UnhandledCudaError,
-                  concat("rank ", topology.rank, ": ", gpu.name, " setDevice(", device, "): ", gpu.lastError()));
-    domainComm_ = domainVendor->createComm(boot, topology.membersOf(topology.domainOf[topology.rank]));
-    description_ += concat(" + ", domainVendor->describe(), " inside each domain");
-  }
+      description_(stream_exec::StreamExecutor::describe()),
+      domainComm_(std::move(domainComm)) {
+  if (domainComm_) description_ += concat(" + ", vendorName, " inside each domain");
   try {
     exec_ = std::make_unique<stream_exec::StreamExecutor>(
         gpu, device, boot, topology,

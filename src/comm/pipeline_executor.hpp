@@ -19,16 +19,17 @@ namespace hetccl {
 
 class PipelineExecutor final : public DeviceExecutor {
  public:
-  /// Collective over `boot` (every rank a GPU rank on this host, every rank passing a vendor or none):
-  /// makes `device` current; with `domainVendor`, creates this rank's domain communicator over
-  /// topology.membersOf(its domain) (the domains create theirs at the same time: each id travels only
-  /// between the members); then the StreamExecutor (rings, streams, landing buffers). `checkCalls`
-  /// (HETCCL_CHECK_CALLS): groups with a collective are compared between ranks before they are queued.
-  /// `domainName` names this rank's domain in error messages. Failures of the stream executor, and
-  /// errors of enqueue() other than InvalidArgument, are reported to `onFailure`.
+  /// Collective over `boot` (every rank a GPU rank on this host): builds the StreamExecutor (rings,
+  /// streams, landing buffers on `device`). `domainComm`, when given (every rank passes one or none),
+  /// is this rank's vendor communicator over topology.membersOf(its domain), described by `vendorName`;
+  /// the executor owns it. `checkCalls` (HETCCL_CHECK_CALLS): groups with a collective are compared
+  /// between ranks before they are queued. `domainName` names this rank's domain in error messages.
+  /// Failures of the stream executor, and errors of enqueue() other than InvalidArgument, are reported
+  /// to `onFailure`.
   PipelineExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot, const algo::Topology& topology,
-                   domain::VendorCcl* domainVendor, std::string domainName, bool checkCalls,
-                   const std::atomic<bool>* abortFlag, FailureSink onFailure);
+                   std::unique_ptr<domain::DomainComm> domainComm, const std::string& vendorName,
+                   std::string domainName, bool checkCalls, const std::atomic<bool>* abortFlag,
+                   FailureSink onFailure);
   /// Destroys the stream executor first (it drains or releases its streams), then the domain
   /// communicator (finalized unless abort() ran).
   ~PipelineExecutor() override;

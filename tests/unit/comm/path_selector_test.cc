@@ -69,7 +69,7 @@ PathChoice decide(const std::vector<RankSpec>& job, const std::string& gpuExec =
   for (int r = 1; r < static_cast<int>(job.size()); ++r) {
     const PathChoice c = choosePath(factsFor(job, r, gpuExec, vendorCcl, vendorMissing));
     EXPECT_EQ(c.path, first.path) << "rank " << r << " decides otherwise: " << c.reason;
-    EXPECT_EQ(c.overrideNotHonoured, first.overrideNotHonoured) << "rank " << r;
+    EXPECT_EQ(c.warn, first.warn) << "rank " << r;
   }
   return first;
 }
@@ -96,7 +96,7 @@ TEST(PathSelectorTest, SeveralDomainsOfOneHostAllGpuWithTheVendorGetThePipelineW
   EXPECT_TRUE(vendorProbeNeeded(factsFor(kTwoDomains, 0)));
   const PathChoice c = decide(kTwoDomains);
   EXPECT_EQ(c.path, ExecPath::PipelineWithDomainVendor) << c.reason;
-  EXPECT_FALSE(c.overrideNotHonoured);
+  EXPECT_FALSE(c.warn);
   EXPECT_TRUE(has(c.reason, "2 domains (d0, d1)")) << c.reason;
   EXPECT_TRUE(has(c.reason, "vendor communicator per domain")) << c.reason;
   // Domains of one rank each (2x1) and unequal ones (2+1) too.
@@ -138,7 +138,7 @@ TEST(PathSelectorTest, GpuExecPipelineKeepsTheVendorOutOfTheDomains) {
   EXPECT_FALSE(vendorProbeNeeded(factsFor(kTwoDomains, 0, "pipeline")));
   const PathChoice c = decide(kTwoDomains, "pipeline");
   EXPECT_EQ(c.path, ExecPath::Pipeline) << c.reason;
-  EXPECT_FALSE(c.overrideNotHonoured);
+  EXPECT_FALSE(c.warn);
   EXPECT_TRUE(has(c.reason, "HETCCL_GPU_EXEC=pipeline")) << c.reason;
 }
 
@@ -156,7 +156,7 @@ TEST(PathSelectorTest, ACpuRankMeansHostStaging) {
   const PathChoice c = decide(mixed);
   EXPECT_EQ(c.path, ExecPath::Staged) << c.reason;
   EXPECT_TRUE(has(c.reason, "rank 1 is a CPU rank")) << c.reason;
-  EXPECT_FALSE(c.overrideNotHonoured);
+  EXPECT_FALSE(c.warn);
   // A CPU rank in the GPUs' own domain: no delegation either.
   const std::vector<RankSpec> sameDomain = {gpu("h", "x"), cpu("h", "x")};
   EXPECT_FALSE(vendorProbeNeeded(factsFor(sameDomain, 0)));
@@ -164,8 +164,16 @@ TEST(PathSelectorTest, ACpuRankMeansHostStaging) {
   // Asking for the pipeline does not make it possible: staged, said at WARN.
   const PathChoice forced = decide(mixed, "pipeline");
   EXPECT_EQ(forced.path, ExecPath::Staged);
-  EXPECT_TRUE(forced.overrideNotHonoured);
+  EXPECT_TRUE(forced.warn);
   EXPECT_TRUE(has(forced.reason, "HETCCL_GPU_EXEC=pipeline cannot be honoured")) << forced.reason;
+}
+
+TEST(PathSelectorTest, DomainVendorCommunicatorsThatCannotBeCreatedLeaveThePipelineAlone) {
+  const PathChoice c = withoutDomainVendor(decide(kTwoDomains), "NCCL refused the communicator of domain 'd0'");
+  EXPECT_EQ(c.path, ExecPath::Pipeline);
+  EXPECT_TRUE(c.warn);
+  EXPECT_TRUE(has(c.reason, "NCCL refused the communicator of domain 'd0'")) << c.reason;
+  EXPECT_TRUE(has(c.reason, "without the vendor library")) << c.reason;
 }
 
 TEST(PathSelectorTest, TwoHostsMeanHostStaging) {
