@@ -295,6 +295,10 @@ void StreamExecutor::reportFailure(const std::exception& e) {
   }
   HETCCL_WARN(log::kEngine, "rank ", topology_.rank, ": device collective failed: ", e.what());
   releaseStreams();
+  // A vendor call waiting for a domain peer is released only by aborting the vendor communicator (its
+  // kernels poll the abort flag). This is the one runtime-facing call of the monitor thread: ncclCommAbort
+  // returns once its own kernels have left, which the abort makes them do.
+  if (res_.domain) res_.domain->abort();
   onFailure_(e);
   cv_.notify_all();
 }
