@@ -7,9 +7,12 @@
 //   word0  magic 0x48435331 | call kind << 32 | data type << 40 | reduction op << 48 (0xff: none) | 0 << 56.
 //          They describe the group: its only operation, else its first collective; a group of sends and
 //          receives only is stamped as "send" (the receiver's Recv matches the peer's Send).
-//   word1  the call's number among this rank's device calls on the stream pipeline (eager and captured
-//          calls alike, counted when the call is made; a captured call keeps its number on every
-//          replay), identical on every rank that makes the same calls.
+//   word1  the group's number among the groups this rank queued that use this ring (the sender counts
+//          the groups that send to the receiver, the receiver those that receive from the sender; eager
+//          and captured alike, counted when the call is made; a captured call keeps its number on every
+//          replay). Both ends count the same groups when their calls match, also when ranks make different
+//          numbers of calls (point-to-point between other pairs is legal), which a per-rank call number
+//          would report as a mismatch.
 //   word2  bytes the group moves on this ring (the sender's total to this receiver), so that ranks
 //          whose counts differ disagree on the first piece already.
 //   word3  the piece's number on this ring within the group (0, 1, ...).
@@ -29,7 +32,8 @@ inline constexpr uint64_t kStampNoOp = 0xff;
 /// word0 for a group of operations (see above).
 uint64_t groupStampWord0(std::span<const algo::CollOp> ops);
 
-/// "allreduce #12 (float32 sum), 4096 bytes on this ring, piece 3" (or "not a call stamp (0x...)").
+/// "allreduce #12 (float32 sum), 4096 bytes on this ring, piece 3", #12 being word1 (or "not a call
+/// stamp (0x...)").
 std::string describeStamp(const uint64_t words[4]);
 
 }  // namespace hetccl::stream_exec

@@ -63,6 +63,8 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
     throw InternalError(concat("rank ", topology_.rank, ": the domain communicator (rank ", domainComm->rank(), " of ",
                                domainComm->size(), ") does not match the domain's members"));
   res_.landing.assign(n, {});
+  res_.groupsSent.assign(n, 0);
+  res_.groupsReceived.assign(n, 0);
   sentBytes_.assign(n, 0);
   receivedBytes_.assign(n, 0);
   createStreams(res_.eager);

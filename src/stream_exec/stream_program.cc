@@ -55,6 +55,8 @@ class Compiler {
     waited_.assign(streams_.size() * streams_.size(), kNone);
     sendBytes_.assign(peers, 0);
     recvBytes_.assign(peers, 0);
+    sendGroup_.assign(peers, 0);
+    recvGroup_.assign(peers, 0);
     sent_.assign(peers, 0);
     received_.assign(peers, 0);
     unreleased_.assign(peers, false);
@@ -108,10 +110,15 @@ class Compiler {
 
   // Bytes of this group on every ring: they go into every piece's stamp, so that ranks whose counts differ
   // anywhere disagree on the first piece already.
+  // The group's number on each ring it uses (word1) is counted here too.
   void countBytes() {
     for (const Step& st : s_.steps) {
       if (st.kind == StepKind::Send) sendBytes_[st.peer] += st.bytes;
       if (st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce) recvBytes_[st.peer] += st.bytes;
+    }
+    for (size_t p = 0; p < sendBytes_.size(); ++p) {
+      if (sendBytes_[p]) sendGroup_[p] = ++res_.groupsSent[p];
+      if (recvBytes_[p]) recvGroup_[p] = ++res_.groupsReceived[p];
     }
   }
 
@@ -222,9 +229,9 @@ class Compiler {
   }
 
   /// The stamp of the group's k-th piece on a ring that carries `bytes` in this group.
-  void stamp(uint64_t out[4], uint64_t bytes, uint64_t k) const {
+  void stamp(uint64_t out[4], uint64_t group, uint64_t bytes, uint64_t k) const {
     out[0] = info_.stampWord0;
-    out[1] = info_.callSeq;
+    out[1] = group;
     out[2] = bytes;
     out[3] = k;
   }
@@ -248,7 +255,7 @@ class Compiler {
            "memcpyAsync(device to ring)");
       uint64_t* header = ring.devSlotHeader(k);
       uint64_t words[4];
-      stamp(words, sendBytes_[st.peer], k);
+      stamp(words, sendGroup_[st.peer], sendBytes_[st.peer], k);
       OpList ops;
       for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, header + 1 + w, words[w]);
       ops.add(HETCCL_GPU_OP_WRITE, header, kSlotFull);  // after the data and the stamp
@@ -270,7 +277,7 @@ class Compiler {
   void addExpect(OpList& ops, int peer, uint64_t k) const {
     const GpuRing& ring = *res_.rings->in[peer];
     uint64_t words[4];
-    stamp(words, recvBytes_[peer], k);
+    stamp(words, recvGroup_[peer], recvBytes_[peer], k);
     for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, ring.devExpect() + 1 + w, words[w]);
     ops.add(HETCCL_GPU_OP_WRITE, ring.devExpect(), k % ring.slots() + 1);  // after the words
   }
@@ -284,7 +291,7 @@ class Compiler {
   /// monitor reports it (StreamExecutor::findStampMismatch).
   void addStampWait(OpList& ops, int peer, uint64_t k) const {
     uint64_t words[4];
-    stamp(words, recvBytes_[peer], k);
+    stamp(words, recvGroup_[peer], recvBytes_[peer], k);
     uint64_t* header = res_.rings->in[peer]->devSlotHeader(k);
     for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WAIT_EQ, header + 1 + w, words[w]);
   }
@@ -367,6 +374,7 @@ class Compiler {
   // Per peer, this group's: bytes on each ring, pieces queued so far, landing buffer uses, and whether the
   // slot of the last piece copied out is still to be released.
   std::vector<uint64_t> sendBytes_, recvBytes_, sent_, received_, landingUses_;
+  std::vector<uint64_t> sendGroup_, recvGroup_;  // this group's number on each ring it uses (word1)
   std::vector<bool> unreleased_;
 };
 

@@ -94,6 +94,8 @@ struct StreamResources {
   MonitorWords words;
   char* scratch = nullptr;     ///< device scratch of at least the schedule's scratchBytes
   domain::DomainComm* domain = nullptr;  ///< the vendor communicator of this rank's domain (DomainCollective)
+  /// Per peer: groups queued so far that send to it / receive from it (the stamps' word1, gpu_stamp.hpp).
+  std::vector<uint64_t> groupsSent, groupsReceived;
   EventPool* events = nullptr;
 };
 
@@ -101,7 +103,7 @@ struct StreamResources {
 struct GroupInfo {
   bool captured = false;   ///< the user's stream is being captured: use the capture streams, no `done`
   uint64_t eagerSeq = 0;   ///< eager groups: written to MonitorWords::done at the end
-  uint64_t callSeq = 0;    ///< the call's number among this rank's device calls (stamps, started/finished)
+  uint64_t callSeq = 0;    ///< the call's number among this rank's device calls (started/finished words)
   uint64_t stampWord0 = 0;  ///< gpu_stamp.hpp
 };
 

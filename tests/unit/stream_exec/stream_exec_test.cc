@@ -159,3 +159,54 @@ TEST_F(StreamExecTest, RuntimeFailureWhileQueuingReleasesWhatWasQueued) {
 
 }  // namespace
 }  // namespace hetccl::stream_exec
+
+namespace hetccl::stream_exec {
+namespace {
+
+// Ranks may make different numbers of point-to-point calls (NCCL allows it): rank 1 receives from rank 0
+// and from rank 2 in separate calls, ranks 0 and 2 make one call each, then rank 0 sends again. Each
+// ring's stamps count the groups on that ring, so nothing is reported; a per-rank call number would make
+// rank 1 expect call #3 where rank 0 sent #2 (seen under torch before the stamps were per ring).
+TEST_F(StreamExecTest, PointToPointWithDifferentCallCountsPerRankIsNoMismatch) {
+  SimWorld world({"3", {0, 1, 2}});
+  constexpr size_t kCount = 1000;
+  std::vector<std::vector<float>> data(3, std::vector<float>(kCount));
+  for (int r = 0; r < 3; ++r)
+    for (size_t i = 0; i < kCount; ++i) data[r][i] = static_cast<float>(r * 10'000 + i);
+  std::vector<float> fromZero(kCount), fromTwo(kCount), again(kCount);
+  auto p2p = [](algo::CollKind kind, const void* send, void* recv, int peer) {
+    algo::CollOp op;
+    op.kind = kind;
+    op.sendbuff = send;
+    op.recvbuff = recv;
+    op.count = kCount;
+    op.peer = peer;
+    return op;
+  };
+  auto runOn = [&](int rank, const algo::CollOp& op) {
+    world.exec(rank).enqueue({&op, 1}, world.userStream(rank));
+  };
+  std::thread r0([&] {
+    runOn(0, p2p(algo::CollKind::Send, data[0].data(), nullptr, 1));
+    runOn(0, p2p(algo::CollKind::Send, data[0].data(), nullptr, 1));
+    world.exec(0).drain();
+  });
+  std::thread r2([&] {
+    runOn(2, p2p(algo::CollKind::Send, data[2].data(), nullptr, 1));
+    world.exec(2).drain();
+  });
+  runOn(1, p2p(algo::CollKind::Recv, nullptr, fromZero.data(), 0));
+  runOn(1, p2p(algo::CollKind::Recv, nullptr, fromTwo.data(), 2));
+  runOn(1, p2p(algo::CollKind::Recv, nullptr, again.data(), 0));
+  world.exec(1).drain();
+  r0.join();
+  r2.join();
+  ASSERT_TRUE(test::sim::waitIdle(std::chrono::seconds(30)));
+  for (int r = 0; r < 3; ++r) EXPECT_TRUE(world.failuresOf(r).empty()) << world.failuresOf(r).front();
+  EXPECT_EQ(fromZero, data[0]);
+  EXPECT_EQ(fromTwo, data[2]);
+  EXPECT_EQ(again, data[0]);
+}
+
+}  // namespace
+}  // namespace hetccl::stream_exec
