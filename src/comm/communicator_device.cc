@@ -44,9 +44,8 @@ std::unique_ptr<domain::DomainComm> Communicator::createDomainVendorComm(domain:
     if (gpu_->setDevice(peers()[rank()].deviceIndex) != HETCCL_GPU_OK)  // the vendor binds to the current device
       throw Error(Result::UnhandledCudaError, concat(gpu_->name, " setDevice: ", gpu_->lastError()));
     comm = vendor.createComm(*boot_, topology_.membersOf(topology_.domainOf[rank()]));
-  } catch (const PeerError&) {
-    throw;  // a member is gone: the communicator cannot be created at all
   } catch (const Error& e) {
+    // Also a PeerError from a member that failed to make the id: a rank really gone fails the all-gather.
     created = 0;
     why = e.what();
   }
@@ -60,8 +59,8 @@ std::unique_ptr<domain::DomainComm> Communicator::createDomainVendorComm(domain:
   if (comm) comm->abort();  // never finalized with members that may not have one
   std::string ranks;
   for (size_t i = 0; i < failed.size(); ++i) ranks += concat(i ? ", " : "", failed[i]);
-  failure = concat("the vendor communicator of a domain could not be created on ", failed.size() == 1 ? "rank " : "ranks ",
-                   ranks, why.empty() ? "" : concat(" (here: ", why, ")"));
+  failure = concat("the vendor communicator of a domain could not be created on ",
+                   failed.size() == 1 ? "rank " : "ranks ", ranks, why.empty() ? "" : concat(" (here: ", why, ")"));
   return nullptr;
 }
 
@@ -80,7 +79,8 @@ void Communicator::setUpDeviceExecution() {
   const int device = peers()[rank()].deviceIndex;
   if (gpu_) {  // a CPU rank's calls never have device buffers: no executor
     switch (pathChoice_.path) {
-      case ExecPath::HostOnly: break;
+      case ExecPath::HostOnly:
+        break;
       case ExecPath::VendorDelegation:
         executor_ = std::make_unique<VendorExecutor>(*vendor, *boot_, domainName, onFailure);
         break;
@@ -93,14 +93,13 @@ void Communicator::setUpDeviceExecution() {
           if (!domainComm) pathChoice_ = withoutDomainVendor(pathChoice_, failure);
         }
         executor_ = std::make_unique<PipelineExecutor>(*gpu_, device, *boot_, topology_, std::move(domainComm),
-                                                       facts.vendorName, domainName, checkCalls_, &aborted_,
-                                                       onFailure);
+                                                       facts.vendorName, domainName, checkCalls_, &aborted_, onFailure);
         break;
       }
       case ExecPath::Staged:
         executor_ = std::make_unique<StagedExecutor>(
-            *gpu_, device, rank(), size(), [this](std::span<const algo::CollOp> staged) { runHost(staged); },
-            &aborted_, onFailure);
+            *gpu_, device, rank(), size(), [this](std::span<const algo::CollOp> staged) { runHost(staged); }, &aborted_,
+            onFailure);
         break;
     }
   }

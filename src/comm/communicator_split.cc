@@ -25,8 +25,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   std::vector<int> members;
   for (int r = 0; r < size(); ++r)
     if (table[r].color == color) members.push_back(r);
-  std::stable_sort(members.begin(), members.end(),
-                   [&](int a, int b) { return table[a].key < table[b].key; });
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) { return table[a].key < table[b].key; });
   std::shared_ptr<bootstrap::Bootstrap> child = boot_->split(members, tag);
   auto comm = std::unique_ptr<Communicator>(new Communicator(std::move(child), options, gpu_));
   comm->parentBoot_ = boot_;  // the child bootstrap shares the parent's sockets

@@ -100,11 +100,16 @@ void checkGpuExec(const std::string& mode) {
 
 const char* execPathName(ExecPath path) noexcept {
   switch (path) {
-    case ExecPath::HostOnly: return "host only";
-    case ExecPath::VendorDelegation: return "vendor delegation";
-    case ExecPath::PipelineWithDomainVendor: return "stream pipeline + vendor in domains";
-    case ExecPath::Pipeline: return "stream pipeline";
-    case ExecPath::Staged: return "host staging";
+    case ExecPath::HostOnly:
+      return "host only";
+    case ExecPath::VendorDelegation:
+      return "vendor delegation";
+    case ExecPath::PipelineWithDomainVendor:
+      return "stream pipeline + vendor in domains";
+    case ExecPath::Pipeline:
+      return "stream pipeline";
+    case ExecPath::Staged:
+      return "host staging";
   }
   return "unknown";
 }
@@ -112,7 +117,7 @@ const char* execPathName(ExecPath path) noexcept {
 bool vendorProbeNeeded(const PathFacts& f) {
   const Layout l = layoutOf(f);
   if (!allGpu(l) || !l.oneDeviceKind || f.vendorCcl == "off") return false;
-  if (l.domains == 1) return true;  // delegation
+  if (l.domains == 1) return true;                    // delegation
   return pipelinePossible(l) && f.gpuExec == "auto";  // vendor inside domains
 }
 
@@ -127,8 +132,10 @@ PathChoice choosePath(const PathFacts& f) {
   checkGpuExec(f.gpuExec);
   std::string noVendor;
   bool vendor = false;
-  if (l.oneDeviceKind) vendor = vendorOnEveryRank(f, noVendor);
-  else noVendor = "the ranks have devices of several kinds: no one vendor library serves them all";
+  if (l.oneDeviceKind)
+    vendor = vendorOnEveryRank(f, noVendor);
+  else
+    noVendor = "the ranks have devices of several kinds: no one vendor library serves them all";
   if (allGpu(l) && l.domains == 1 && vendor) {
     c.path = ExecPath::VendorDelegation;
     c.reason = concat("every rank is a GPU rank of domain '", l.domainNames, "' and ", f.vendorName,
@@ -153,9 +160,9 @@ PathChoice choosePath(const PathFacts& f) {
     }
     return c;
   }
-  const std::string where = l.domains == 1 ? concat("GPU ranks of one host in domain '", l.domainNames, "'")
-                                           : concat("GPU ranks of one host in ", l.domains, " domains (",
-                                                    l.domainNames, ")");
+  const std::string where = l.domains == 1
+                                ? concat("GPU ranks of one host in domain '", l.domainNames, "'")
+                                : concat("GPU ranks of one host in ", l.domains, " domains (", l.domainNames, ")");
   const std::string shared = l.domains > 1 && vendor ? sharedGpuInADomain(f) : "";
   if (!shared.empty()) {
     vendor = false;
@@ -169,9 +176,12 @@ PathChoice choosePath(const PathFacts& f) {
     return c;
   }
   c.path = ExecPath::Pipeline;
-  if (l.domains == 1) c.reason = concat(notDelegated, where);
-  else if (f.gpuExec == "pipeline") c.reason = concat(where, "; HETCCL_GPU_EXEC=pipeline: no vendor library inside domains");
-  else c.reason = concat(where, "; no vendor library inside domains (", noVendor, ")");
+  if (l.domains == 1)
+    c.reason = concat(notDelegated, where);
+  else if (f.gpuExec == "pipeline")
+    c.reason = concat(where, "; HETCCL_GPU_EXEC=pipeline: no vendor library inside domains");
+  else
+    c.reason = concat(where, "; no vendor library inside domains (", noVendor, ")");
   return c;
 }
 
@@ -188,14 +198,19 @@ PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology
   s.topology = topology;
   s.tuning = hostTuning;
   switch (path) {
-    case ExecPath::VendorDelegation: s.planned = false; break;
+    case ExecPath::VendorDelegation:
+      s.planned = false;
+      break;
     case ExecPath::PipelineWithDomainVendor:
       s.topology.domainCollectives = true;
       s.tuning = pipelineTuningFromConfig();
       break;
-    case ExecPath::Pipeline: s.tuning = pipelineTuningFromConfig(); break;
+    case ExecPath::Pipeline:
+      s.tuning = pipelineTuningFromConfig();
+      break;
     case ExecPath::HostOnly:
-    case ExecPath::Staged: break;
+    case ExecPath::Staged:
+      break;
   }
   return s;
 }

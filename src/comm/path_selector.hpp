@@ -9,8 +9,8 @@
 //   HETCCL_GPU_EXEC=staged                                     -> host staging
 //   a CPU rank, several hosts, or a single rank                -> host staging (the stream pipeline cannot
 //                                                                 run; HETCCL_GPU_EXEC=pipeline says so at WARN)
-//   GPU ranks of one host, several domains, HETCCL_GPU_EXEC=auto, vendor on every rank
-//                                                              -> stream pipeline, vendor inside each domain
+//   GPU ranks of one host, several domains, HETCCL_GPU_EXEC=auto, vendor on every rank, no two ranks of
+//   one domain on the same GPU (the vendor would refuse them)  -> stream pipeline, vendor inside each domain
 //                                                                 (the stream pipeline alone, said at WARN,
 //                                                                 when a domain's vendor communicator fails)
 //   otherwise (GPU ranks of one host)                          -> stream pipeline
@@ -41,8 +41,8 @@ const char* execPathName(ExecPath path) noexcept;
 /// What the decision is made from; identical on every rank except `rank` and `localVendorError`.
 struct PathFacts {
   int rank = 0;
-  std::vector<PeerInfo> peers;  ///< every rank's descriptor, in rank order
-  algo::Topology topology;      ///< dense domain indices (Communicator's numbering)
+  std::vector<PeerInfo> peers;     ///< every rank's descriptor, in rank order
+  algo::Topology topology;         ///< dense domain indices (Communicator's numbering)
   std::string gpuExec = "auto";    ///< HETCCL_GPU_EXEC: auto, pipeline, staged
   std::string vendorCcl = "auto";  ///< HETCCL_VENDOR_CCL: off disables the vendor library everywhere
   /// Filled when vendorProbeNeeded(): whether the vendor library loaded on each rank (the all-rank
@@ -54,7 +54,7 @@ struct PathFacts {
 
 struct PathChoice {
   ExecPath path = ExecPath::HostOnly;
-  std::string reason;              ///< in words, for the INFO log and hetccl-info --comm
+  std::string reason;  ///< in words, for the INFO log and hetccl-info --comm
   /// Logged at WARN, not INFO: HETCCL_GPU_EXEC=pipeline could not be honoured, or the vendor
   /// communicators of the domains could not be created.
   bool warn = false;

@@ -18,8 +18,7 @@ PipelineExecutor::PipelineExecutor(const hetcclGpuPlugin_t& gpu, int device, boo
   if (domainComm_) description_ += concat(" + ", vendorName, " inside each domain");
   try {
     exec_ = std::make_unique<stream_exec::StreamExecutor>(
-        gpu, device, boot, topology,
-        [this](const std::exception& e) { reportToSink(onFailure_, e); },
+        gpu, device, boot, topology, [this](const std::exception& e) { reportToSink(onFailure_, e); },
         [b = &boot] {
           if (auto f = b->failure()) throw *f;
         },

@@ -28,8 +28,7 @@ class PipelineExecutor final : public DeviceExecutor {
   /// to `onFailure`.
   PipelineExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot, const algo::Topology& topology,
                    std::unique_ptr<domain::DomainComm> domainComm, const std::string& vendorName,
-                   std::string domainName, bool checkCalls, const std::atomic<bool>* abortFlag,
-                   FailureSink onFailure);
+                   std::string domainName, bool checkCalls, const std::atomic<bool>* abortFlag, FailureSink onFailure);
   /// Destroys the stream executor first (it drains or releases its streams), then the domain
   /// communicator (finalized unless abort() ran).
   ~PipelineExecutor() override;
