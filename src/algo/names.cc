@@ -39,6 +39,7 @@ const char* domainCollName(DomainColl c) noexcept {
     case DomainColl::AllGather: return "domain-allgather";
     case DomainColl::Broadcast: return "domain-broadcast";
     case DomainColl::Reduce: return "domain-reduce";
+    case DomainColl::Exchange: return "domain-exchange";
   }
   return "unknown";
 }

@@ -1,10 +1,14 @@
 // Pairwise exchange all-to-all(v): in step k, send the block for rank r+k and receive the block from rank
 // r-k; every rank's links are busy in every step. When the send and receive regions overlap (in place),
 // the input is first copied to scratch so no receive overwrites data still to be sent.
+// With the vendor library inside the domains (algo::vendorHier), the blocks between members of this
+// rank's domain go in one vendor exchange (a group of sends and receives) and only the others on rings.
 #include <algorithm>
 
 #include "algo/collectives.hpp"
+#include "algo/hier/domains.hpp"
 #include "algo/patterns.hpp"
+#include "algo/selection.hpp"
 #include "core/error.hpp"
 
 namespace hetccl::algo {
@@ -51,6 +55,22 @@ void planAllToAll(const OpContext& ctx) {
     src = copy;
   }
   const size_t chunk = ctx.chunkElems();
+  const bool vendor = vendorHier(ctx.topo, ctx.tuning);
+  auto inMyDomain = [&](int r) { return vendor && ctx.topo.domainOf[r] == ctx.topo.domainOf[rank]; };
+  if (vendor) {
+    const hier::Domains dom = hier::Domains::of(ctx.topo);
+    std::vector<DomainTransfer> transfers;
+    for (int k = 1; k < n; ++k) {
+      const int to = (rank + k) % n, from = (rank - k + n) % n;
+      if (inMyDomain(to))
+        transfers.push_back({true, static_cast<int>(positionOf(dom.members[dom.mine], to)),
+                             ctx.at(src, blocks.send[to].begin), ctx.bytes(blocks.send[to].len)});
+      if (inMyDomain(from))
+        transfers.push_back({false, static_cast<int>(positionOf(dom.members[dom.mine], from)),
+                             ctx.at(dst, blocks.recv[from].begin), ctx.bytes(blocks.recv[from].len)});
+    }
+    ctx.builder.domainExchange(transfers);
+  }
   for (int k = 0; k < n; ++k) {
     const int to = (rank + k) % n, from = (rank - k + n) % n;
     if (k == 0) {
@@ -61,8 +81,10 @@ void planAllToAll(const OpContext& ctx) {
                        ctx.bytes(blocks.send[rank].len));
       continue;
     }
-    forEachChunk(blocks.send[to], chunk, [&](Range c) { ctx.builder.send(to, ctx.at(src, c.begin), ctx.bytes(c.len)); });
-    forEachChunk(blocks.recv[from], chunk, [&](Range c) { ctx.builder.recv(from, ctx.at(dst, c.begin), ctx.bytes(c.len)); });
+    if (!inMyDomain(to))
+      forEachChunk(blocks.send[to], chunk, [&](Range c) { ctx.builder.send(to, ctx.at(src, c.begin), ctx.bytes(c.len)); });
+    if (!inMyDomain(from))
+      forEachChunk(blocks.recv[from], chunk, [&](Range c) { ctx.builder.recv(from, ctx.at(dst, c.begin), ctx.bytes(c.len)); });
   }
 }
 

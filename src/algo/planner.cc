@@ -2,7 +2,10 @@
 
 #include <deque>
 
+#include "algo/op_context.hpp"
+
 #include "algo/collectives.hpp"
+#include "algo/selection.hpp"
 #include "core/error.hpp"
 
 namespace hetccl::algo {
@@ -35,13 +38,24 @@ void validate(const Topology& topo, const CollOp& op, size_t index) {
 }
 
 /// Send/recv: chunked like the peer's matching call. Self-sends pair with self-receives in call order.
+/// With the vendor library inside the domains, those with members of this rank's domain go in one vendor
+/// exchange, in call order.
 void planP2p(ScheduleBuilder& b, const Topology& topo, const Tuning& tuning, std::span<const CollOp> group) {
   std::deque<const CollOp*> selfSends, selfRecvs;
+  const bool vendor = vendorHier(topo, tuning);
+  const std::vector<int> domainMembers = topo.membersOf(topo.domainOf[topo.rank]);
+  std::vector<DomainTransfer> transfers;
   for (const CollOp& op : group) {
     if (!isP2p(op.kind)) continue;
     const size_t elem = dataTypeSize(op.type), chunk = tuning.chunkElems(elem);
     if (op.peer == topo.rank) {
       (op.kind == CollKind::Send ? selfSends : selfRecvs).push_back(&op);
+      continue;
+    }
+    if (vendor && topo.domainOf[op.peer] == topo.domainOf[topo.rank]) {
+      const bool send = op.kind == CollKind::Send;
+      transfers.push_back({send, static_cast<int>(positionOf(domainMembers, op.peer)),
+                           send ? Location::user(op.sendbuff) : Location::user(op.recvbuff), op.count * elem});
       continue;
     }
     forEachChunk(Range{0, op.count}, chunk, [&](Range c) {
@@ -52,6 +66,7 @@ void planP2p(ScheduleBuilder& b, const Topology& topo, const Tuning& tuning, std
       }
     });
   }
+  b.domainExchange(transfers);
   if (selfSends.size() != selfRecvs.size())
     throw InvalidArgument(concat("rank ", topo.rank, " has ", selfSends.size(), " sends to itself but ",
                                  selfRecvs.size(), " receives from itself in one group"));

@@ -50,7 +50,17 @@ const char* stepKindName(StepKind k) noexcept;
 /// domain rank receives (ReduceScatter: src holds domain-size blocks) or sends (AllGather: dst receives
 /// domain-size blocks, in domain rank order). Broadcast / Reduce: `peer` is the root's *domain* rank.
 /// Every member of the domain lists the same DomainCollective steps in the same order.
-enum class DomainColl : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce };
+/// Exchange: sends and receives between domain members launched together (one vendor group), listed in
+/// Schedule::transfers[transferBegin, transferEnd); `bytes` is their total.
+enum class DomainColl : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, Exchange };
+
+/// One send or receive of a DomainColl::Exchange step.
+struct DomainTransfer {
+  bool send = true;  ///< from `at` to `peer`, else from `peer` into `at`
+  int peer = 0;      ///< domain rank
+  Location at;
+  uint64_t bytes = 0;
+};
 const char* domainCollName(DomainColl c) noexcept;
 
 /// Element type, operator and Avg divisor a reducing step uses (indexes Schedule::reductions).
@@ -69,16 +79,21 @@ struct Step {
   uint64_t bytes = 0;
   uint32_t reduction = 0;  ///< index into Schedule::reductions (reducing steps; DomainCollective: its type)
   uint32_t depBegin = 0, depEnd = 0;  ///< range in Schedule::deps
+  uint32_t transferBegin = 0, transferEnd = 0;  ///< DomainColl::Exchange: range in Schedule::transfers
 };
 
 struct Schedule {
   std::vector<Step> steps;
   std::vector<uint32_t> deps;  ///< indices of earlier steps; step i waits for deps[depBegin, depEnd)
   std::vector<Reduction> reductions;
+  std::vector<DomainTransfer> transfers;  ///< of DomainColl::Exchange steps
   uint64_t scratchBytes = 0;
 
   std::span<const uint32_t> depsOf(const Step& s) const {
     return {deps.data() + s.depBegin, deps.data() + s.depEnd};
+  }
+  std::span<const DomainTransfer> transfersOf(const Step& s) const {
+    return {transfers.data() + s.transferBegin, transfers.data() + s.transferEnd};
   }
 };
 

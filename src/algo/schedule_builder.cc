@@ -27,6 +27,10 @@ void ScheduleBuilder::push(Step s, uint64_t srcReadBytes, uint64_t dstReadBytes,
   if (srcReadBytes) tracker_.read(s.src, srcReadBytes, index, scratchDeps_);
   if (dstReadBytes) tracker_.read(s.dst, dstReadBytes, index, scratchDeps_);
   if (dstWriteBytes) tracker_.write(s.dst, dstWriteBytes, index, scratchDeps_);
+  commit(s);
+}
+
+void ScheduleBuilder::commit(Step s) {
   std::sort(scratchDeps_.begin(), scratchDeps_.end());
   scratchDeps_.erase(std::unique(scratchDeps_.begin(), scratchDeps_.end()), scratchDeps_.end());
   s.depBegin = static_cast<uint32_t>(sched_.deps.size());
@@ -79,6 +83,24 @@ void ScheduleBuilder::domainCollective(DomainColl coll, Location dst, Location s
   Step s = makeStep(StepKind::DomainCollective, root, dst, src, bytes, reduction);
   s.domainColl = coll;
   push(s, srcBytes, 0, dstBytes);
+}
+
+void ScheduleBuilder::domainExchange(std::span<const DomainTransfer> transfers) {
+  Step s;
+  s.kind = StepKind::DomainCollective;
+  s.domainColl = DomainColl::Exchange;
+  s.transferBegin = static_cast<uint32_t>(sched_.transfers.size());
+  const auto index = static_cast<uint32_t>(sched_.steps.size());
+  scratchDeps_.clear();
+  for (const DomainTransfer& t : transfers) {
+    if (t.bytes == 0) continue;
+    s.bytes += t.bytes;
+    sched_.transfers.push_back(t);
+    if (t.send) tracker_.read(t.at, t.bytes, index, scratchDeps_);
+    else tracker_.write(t.at, t.bytes, index, scratchDeps_);
+  }
+  s.transferEnd = static_cast<uint32_t>(sched_.transfers.size());
+  if (s.bytes > 0) commit(s);
 }
 
 Schedule ScheduleBuilder::finish() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "algo/dep_tracker.hpp"
 #include "algo/schedule.hpp"
@@ -31,6 +32,10 @@ class ScheduleBuilder {
   void domainCollective(DomainColl coll, Location dst, Location src, uint64_t bytes, uint64_t srcBytes,
                         uint64_t dstBytes, int root, uint32_t reduction);
 
+  /// A DomainColl::Exchange step: `transfers` (domain ranks) launched together by the vendor library.
+  /// Reads every sent range, writes every received one. Dropped when there is nothing to move.
+  void domainExchange(std::span<const DomainTransfer> transfers);
+
   /// The schedule built so far (the builder is left empty).
   Schedule finish();
 
@@ -38,6 +43,8 @@ class ScheduleBuilder {
   void add(Step s, bool readsSrc, bool readsDst, bool writesDst);
   /// Appends `s` with dependencies for the byte ranges it reads at src / dst and writes at dst.
   void push(Step s, uint64_t srcReadBytes, uint64_t dstReadBytes, uint64_t dstWriteBytes);
+  /// Appends `s` waiting for the steps collected in scratchDeps_.
+  void commit(Step s);
 
   Schedule sched_;
   DepTracker tracker_;

@@ -67,9 +67,13 @@ std::string describeChoice(const Topology& topology, CollKind kind, size_t bytes
                "owner (rings)";
       return "ring over every rank ordered by domain";
     case CollKind::AllToAll:
-    case CollKind::AllToAllv: return "pairwise exchange (rings)";
+    case CollKind::AllToAllv:
+      return vendor ? "pairwise: blocks within the domain in one vendor exchange, the others on rings"
+                    : "pairwise exchange (rings)";
     case CollKind::Send:
-    case CollKind::Recv: return "point-to-point (rings)";
+    case CollKind::Recv:
+      return vendor ? "point-to-point: within the domain in one vendor exchange per group, else rings"
+                    : "point-to-point (rings)";
   }
   return "unknown";
 }

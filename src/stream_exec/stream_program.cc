@@ -13,6 +13,7 @@ using algo::Step;
 using algo::StepKind;
 
 constexpr int kNone = -1;
+const algo::Reduction kBytes{};  // an exchange moves bytes (a group may have no reduction at all)
 
 /// Up to HETCCL_GPU_MAX_STREAM_OPS stream operations queued as one call.
 class OpList {
@@ -213,9 +214,9 @@ class Compiler {
   void domainCollective(const Step& st, void* stream) const {
     if (!res_.domain || !stream)
       throw InternalError(concat("rank ", res_.rank, ": a domain collective was planned without a domain communicator"));
-    const algo::Reduction& r = s_.reductions[st.reduction];
-    const size_t count = st.bytes / dataTypeSize(r.type);
     domain::DomainComm& c = *res_.domain;
+    const algo::Reduction& r = st.domainColl == algo::DomainColl::Exchange ? kBytes : s_.reductions[st.reduction];
+    const size_t count = st.bytes / dataTypeSize(r.type);
     switch (st.domainColl) {
       case algo::DomainColl::AllReduce: return c.allReduce(address(st.src), address(st.dst), count, r.type, r.op, stream);
       case algo::DomainColl::ReduceScatter:
@@ -225,6 +226,12 @@ class Compiler {
         return c.broadcast(address(st.src), address(st.dst), count, r.type, st.peer, stream);
       case algo::DomainColl::Reduce:
         return c.reduce(address(st.src), address(st.dst), count, r.type, r.op, st.peer, stream);
+      case algo::DomainColl::Exchange: {
+        std::vector<domain::Transfer> transfers;
+        for (const algo::DomainTransfer& t : s_.transfersOf(st))
+          transfers.push_back({t.send, t.peer, address(t.at), t.bytes, DataType::Uint8});
+        return c.exchange(transfers, stream);
+      }
     }
   }
 
@@ -381,6 +388,7 @@ class Compiler {
 }  // namespace
 
 uint64_t domainCollectiveBytes(const algo::Step& step, int domainSize) {
+  // An exchange's bytes are its transfers' total, counted once (on the sending side as on the receiving).
   const bool blocks = step.domainColl == algo::DomainColl::ReduceScatter || step.domainColl == algo::DomainColl::AllGather;
   return blocks ? step.bytes * static_cast<uint64_t>(domainSize) : step.bytes;
 }

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ namespace hetccl::domain {
 
 /// An opaque device stream (cudaStream_t / hipStream_t); nullptr is the vendor's default stream.
 using Stream = void*;
+
+/// One send or receive of DomainComm::exchange.
+struct Transfer {
+  bool send = true;   ///< send `count` elements from `buf` to `peer`, else receive them into `buf`
+  int peer = 0;       ///< domain rank
+  void* buf = nullptr;
+  size_t count = 0;
+  DataType type = DataType::Uint8;
+};
 
 /// One vendor communicator over the ranks of a domain. Ranks and peers are indexes *in the domain*
 /// (0 .. size()-1), not ranks of the hetccl communicator.
@@ -59,6 +69,26 @@ class DomainComm {
   virtual void send(const void* buf, size_t count, DataType type, int peer, Stream stream) = 0;
   /// Receives count elements from domain rank `peer`.
   virtual void recv(void* buf, size_t count, DataType type, int peer, Stream stream) = 0;
+  /// The vendor's group calls on this thread (ncclGroupStart / ncclGroupEnd): the sends and receives
+  /// between them are launched together at the outermost groupEnd, so they cannot wait for each other.
+  virtual void groupStart() = 0;
+  virtual void groupEnd() = 0;
+  /// Every transfer of `transfers` in one vendor group on `stream` (an all-to-all among the domain's
+  /// members, point-to-point of a hetccl group): matched per peer pair in order, as send() and recv().
+  void exchange(std::span<const Transfer> transfers, Stream stream) {
+    groupStart();
+    try {
+      for (const Transfer& t : transfers)
+        t.send ? send(t.buf, t.count, t.type, t.peer, stream) : recv(t.buf, t.count, t.type, t.peer, stream);
+    } catch (...) {
+      try {
+        groupEnd();  // close the group even when one call was rejected
+      } catch (...) {
+      }
+      throw;
+    }
+    groupEnd();
+  }
 
   /// Throws the vendor's asynchronous error (a failure of work already enqueued, a dead peer, ...) if it
   /// reported one; returns when it reports none or cannot report (a library without

@@ -133,6 +133,10 @@ void NcclComm::recv(void* buf, size_t count, DataType type, int peer, Stream str
   lib_->check(lib_->api().recv(buf, count, toNcclType(type), peer, c, stream), "ncclRecv", where());
 }
 
+void NcclComm::groupStart() { lib_->check(lib_->api().groupStart(), "ncclGroupStart", where()); }
+
+void NcclComm::groupEnd() { lib_->check(lib_->api().groupEnd(), "ncclGroupEnd", where()); }
+
 void NcclComm::checkAsyncError() {
   std::lock_guard<std::mutex> lock(asyncMu_);
   abi::ncclComm_t c = live("ncclCommGetAsyncError");

@@ -38,6 +38,8 @@ class NcclComm final : public DomainComm {
               Stream stream) override;
   void send(const void* buf, size_t count, DataType type, int peer, Stream stream) override;
   void recv(void* buf, size_t count, DataType type, int peer, Stream stream) override;
+  void groupStart() override;
+  void groupEnd() override;
   void checkAsyncError() override;
   void abort() noexcept override;
   void destroy() override;

@@ -25,8 +25,8 @@ const std::vector<Layout> kLayouts = {
     {"6+2", {0, 0, 0, 0, 0, 0, 1, 1}}, {"interleaved", {0, 1, 0, 1}}, {"interleaved 3+3", {1, 0, 0, 1, 1, 0}},
     {"1+1+1", {0, 1, 2}}};
 
-const CollKind kKinds[] = {CollKind::AllReduce, CollKind::Broadcast, CollKind::Reduce, CollKind::AllGather,
-                           CollKind::ReduceScatter};
+const CollKind kKinds[] = {CollKind::AllReduce,     CollKind::Broadcast, CollKind::Reduce,   CollKind::AllGather,
+                           CollKind::ReduceScatter, CollKind::AllToAll,  CollKind::AllToAllv};
 
 CollOp fakeOp(CollKind kind, size_t count, int root, bool inPlace, int rank) {
   CollOp op;
@@ -42,6 +42,18 @@ CollOp fakeOp(CollKind kind, size_t count, int root, bool inPlace, int rank) {
   return op;
 }
 
+/// AllToAllv tables that agree between ranks: rank r sends count + r + p elements to p.
+void addTables(CollOp& op, int nranks, int rank) {
+  size_t at = 0;
+  for (int p = 0; p < nranks; ++p) {
+    op.sendcounts.push_back(op.count + p + rank);
+    op.recvcounts.push_back(op.count + rank + p);
+    op.sdispls.push_back(at);
+    op.rdispls.push_back(at);
+    at += op.count + p + rank + 7;
+  }
+}
+
 /// The bytes a DomainCollective step reads at src and writes at dst on domain rank `pos` of `n`.
 std::pair<uint64_t, uint64_t> accessed(const Step& st, size_t n, size_t pos) {
   switch (st.domainColl) {
@@ -49,7 +61,8 @@ std::pair<uint64_t, uint64_t> accessed(const Step& st, size_t n, size_t pos) {
     case DomainColl::AllGather: return {st.bytes, st.bytes * n};
     case DomainColl::Broadcast: return {pos == static_cast<size_t>(st.peer) ? st.bytes : 0, st.bytes};
     case DomainColl::Reduce: return {st.bytes, pos == static_cast<size_t>(st.peer) ? st.bytes : 0};
-    case DomainColl::AllReduce: break;
+    case DomainColl::AllReduce:
+    case DomainColl::Exchange: break;
   }
   return {st.bytes, st.bytes};
 }
@@ -65,7 +78,8 @@ void check(const Layout& layout, CollKind kind, size_t count, bool inPlace, cons
     ASSERT_TRUE(vendorHier(topo, tuning)) << what;
     const std::vector<int> members = topo.membersOf(layout.domainOf[r]);
     const size_t pos = positionOf(members, r);
-    const CollOp op = fakeOp(kind, count, n - 1, inPlace, r);
+    CollOp op = fakeOp(kind, count, n - 1, inPlace, r);
+    if (kind == CollKind::AllToAllv) addTables(op, n, r);
     const Schedule s = plan(topo, {&op, 1}, tuning);
     auto& calls = vendorCalls[layout.domainOf[r]];
     calls.resize(members.size());
@@ -73,6 +87,17 @@ void check(const Layout& layout, CollKind kind, size_t count, bool inPlace, cons
       const Step& st = s.steps[i];
       for (uint32_t d : s.depsOf(st)) ASSERT_LT(d, i) << what << ": step " << i << " depends on a later step";
       uint64_t srcBytes = st.bytes, dstBytes = st.bytes;
+      if (st.kind == StepKind::DomainCollective && st.domainColl == DomainColl::Exchange) {
+        // Point-to-point inside the domain: matched per pair below, not in the collectives' order.
+        for (const DomainTransfer& t : s.transfersOf(st)) {
+          if (t.at.space == Location::Space::Scratch) ASSERT_LE(t.at.addr + t.bytes, s.scratchBytes) << what;
+          const int peer = members[t.peer];
+          ASSERT_NE(peer, r) << what;
+          if (t.send) sent[{r, peer}].push_back(t.bytes);
+          else received[{peer, r}].push_back(t.bytes);
+        }
+        continue;
+      }
       if (st.kind == StepKind::DomainCollective) {
         std::tie(srcBytes, dstBytes) = accessed(st, members.size(), pos);
         calls[pos].emplace_back(static_cast<int>(st.domainColl), st.bytes, st.peer);

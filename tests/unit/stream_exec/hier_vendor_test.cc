@@ -318,6 +318,42 @@ TEST_F(HierVendorTest, WithoutDomainCommunicatorsNoVendorCallIsPlanned) {
   for (int r = 0; r < world.size(); ++r) EXPECT_EQ(world.exec(r).traffic().domainCollectives, 0u);
 }
 
+// All-to-all and point-to-point: blocks between members of a domain go through the vendor (one exchange
+// per call), blocks between domains over the rings, each exactly once.
+TEST_F(HierVendorTest, AllToAllAndPointToPointKeepDomainBlocksOffTheRings) {
+  constexpr size_t kCount = 5'003;
+  for (const Layout& layout : kLayouts) {
+    if (layout.name == "1+1") continue;  // no domain with several ranks: the rings' algorithms run
+    const int n = static_cast<int>(layout.domainOf.size());
+    SimWorld world(layout, SimWorld::VendorDomains{});
+    for (CollKind kind : {CollKind::AllToAll, test::kSendRecvRing}) {
+      SCOPED_TRACE(concat(layout.name, " ", kind == CollKind::AllToAll ? "alltoall" : "send/recv ring"));
+      CollCase c;
+      c.kind = kind;
+      c.count = kCount;
+      const Counts before = countsOf(world);
+      ASSERT_EQ(world.run(c), "") << "HETCCL_SIM_SEED=" << test::sim::seed();
+      const Counts after = countsOf(world);
+      const uint64_t block = kCount * dataTypeSize(c.type);
+      for (int r = 0; r < n; ++r) {
+        uint64_t domainBlocks = 0;
+        for (int p = 0; p < n; ++p) {
+          if (p == r) continue;
+          // The ring pattern: rank r sends to r+1 only.
+          const bool talks = kind == CollKind::AllToAll || p == (r + 1) % n;
+          const uint64_t sent = after.traffic[r].ringSent[p] - before.traffic[r].ringSent[p];
+          const bool sameDomain = layout.domainOf[p] == layout.domainOf[r];
+          EXPECT_EQ(sent, talks && !sameDomain ? block : 0u) << "ring " << r << " -> " << p;
+          const bool hears = kind == CollKind::AllToAll || r == (p + 1) % n;
+          if ((talks || hears) && sameDomain) domainBlocks += block;
+        }
+        // The vendor moved this rank's blocks with members of its domain, and nothing else.
+        EXPECT_EQ(after.vendor[r].totalBytes() - before.vendor[r].totalBytes() > 0, domainBlocks > 0) << "rank " << r;
+      }
+    }
+  }
+}
+
 // A domain peer that never calls: after HETCCL_TIMEOUT the executor reports the stall, releases its ring
 // waits and aborts the domain communicator, whose waiting vendor call then ends: nothing stays queued.
 // (Without the abort the domain stream stays inside the vendor call and this test fails.)

@@ -541,9 +541,12 @@ std::unique_ptr<domain::DomainComm> SimVendorCcl::createComm(bootstrap::Bootstra
   return std::make_unique<SimDomainComm>(std::move(state), index, size);
 }
 
-void SimVendorCcl::groupStart() { ++tGroup.depth; }
+namespace {
 
-void SimVendorCcl::groupEnd() {
+// The calling thread's group (as NCCL's group state is per thread).
+void startGroup() { ++tGroup.depth; }
+
+void endGroup() {
   GroupState& group = tGroup;
   if (group.depth == 0) throw InvalidUsage("sim vendor: groupEnd without groupStart");
   if (--group.depth > 0) return;
@@ -551,5 +554,15 @@ void SimVendorCcl::groupEnd() {
   group.tasks.clear();
   for (PendingTask& t : tasks) launch(std::move(t));
 }
+
+}  // namespace
+
+void SimVendorCcl::groupStart() { startGroup(); }
+
+void SimVendorCcl::groupEnd() { endGroup(); }
+
+void SimDomainComm::groupStart() { startGroup(); }
+
+void SimDomainComm::groupEnd() { endGroup(); }
 
 }  // namespace hetccl::test::sim

@@ -74,6 +74,9 @@ class SimDomainComm : public domain::DomainComm {
               domain::Stream stream) override;
   void send(const void* buf, size_t count, DataType type, int peer, domain::Stream stream) override;
   void recv(void* buf, size_t count, DataType type, int peer, domain::Stream stream) override;
+  /// The library's per-thread groups (SimVendorCcl::groupStart / groupEnd).
+  void groupStart() override;
+  void groupEnd() override;
 
   /// Throws the communicator's failure (a mismatch between members: InvalidUsage; a member's abort:
   /// PeerError) if any.
