@@ -20,6 +20,7 @@ void Communicator::checkUsable() const {
 void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
   checkUsable();
   if (!isDeviceGroup(ops)) return runHost(ops);
+  if (!executor_) throw InternalError(concat("rank ", rank(), ": device buffers, but no device executor"));
   executor_->enqueue(ops, stream);  // a GPU rank always has one; it reports failures through fail()
 }
 
