@@ -141,6 +141,7 @@ StreamExecutor::~StreamExecutor() {
     for (void* s : streams) idle = idle && gpu_.streamQuery(s) == HETCCL_GPU_OK;
     if (!idle) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  if (vendorAbort_.joinable()) vendorAbort_.join();  // the domain communicator outlives this executor
   if (!idle) {
     HETCCL_WARN(log::kEngine, "rank ", topology_.rank, ": device streams still busy at teardown; leaking their buffers");
     return;
@@ -298,9 +299,11 @@ void StreamExecutor::reportFailure(const std::exception& e) {
   HETCCL_WARN(log::kEngine, "rank ", topology_.rank, ": device collective failed: ", e.what());
   releaseStreams();
   // A vendor call waiting for a domain peer is released only by aborting the vendor communicator (its
-  // kernels poll the abort flag). This is the one runtime-facing call of the monitor thread: ncclCommAbort
-  // returns once its own kernels have left, which the abort makes them do.
-  if (res_.domain) res_.domain->abort();
+  // kernels poll the abort flag). Not on this thread: ncclCommAbort synchronises with the device, which
+  // stays busy until the monitor has released the ring waits, again and again (a deadlock when the
+  // monitor itself waited: seen on an H100 with ranks whose counts differ).
+  if (res_.domain && !vendorAbort_.joinable())
+    vendorAbort_ = std::thread([d = res_.domain] { d->abort(); });
   onFailure_(e);
   cv_.notify_all();
 }

@@ -129,6 +129,7 @@ class StreamExecutor {
   uint64_t nextSeq_ = 0, doneSeq_ = 0;
   bool failed_ = false, stopping_ = false;
   std::thread thread_;
+  std::thread vendorAbort_;  // aborts the domain's vendor communicator after a failure (see reportFailure)
   // Monitor state (monitor thread only).
   uint64_t progressSignature_ = 0;
   std::vector<std::array<uint64_t, 9>> suspect_;  // per peer: slot + 1, stamp found, stamp expected (0: none)
