@@ -24,7 +24,7 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_DEVICE", "", "auto",
               "device of this rank: auto (cuda when the CUDA plugin loads and sees a GPU), host, cuda"},
     ConfigVar{"HETCCL_VENDOR_CCL", "", "auto",
-              "single all-GPU domain: auto (delegate device calls to NCCL when it loads), off (stage through host)"},
+              "auto: NCCL serves GPU domains when it loads on every rank (a single domain: every device call delegated; several domains of one host: the phases inside each domain), off: never"},
     ConfigVar{"HETCCL_CHECK_CALLS", "", "0",
               "1: ranks compare every group's collectives (type, count, op, root) first and fail clearly on a mismatch (debugging; one extra round trip per call)"},
     ConfigVar{"HETCCL_COMM_ID", "NCCL_COMM_ID", "", "ip:port the root binds for hetcclGetUniqueId (default: an ephemeral port)"},
