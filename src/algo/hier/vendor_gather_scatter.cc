@@ -45,6 +45,21 @@ struct SegmentLayout {
   Range blockOf(int r) const { return Range{foreignIndex(r) * L, L}; }
 };
 
+/// Calls fn(chunk, this domain's layout for the chunk, its scratch area) for every pipeline chunk of
+/// the block columns; alternate chunks use two scratch areas (the dependencies order each reuse after the
+/// previous user).
+template <typename Fn>
+void forEachChunkLayout(const OpContext& ctx, const hier::Domains& dom, Fn fn) {
+  const std::vector<Range> chunks = hier::hierChunks(ctx, ctx.op.count);
+  if (chunks.empty()) return;
+  const size_t n = dom.size(dom.mine);
+  const SegmentLayout widest(ctx.topo, dom.mine, n, chunks[0].len);  // the first chunk is the longest
+  const uint64_t areaBytes = ctx.bytes(n * widest.S);
+  const Location areas[2] = {ctx.builder.allocScratch(areaBytes), ctx.builder.allocScratch(areaBytes)};
+  for (size_t j = 0; j < chunks.size(); ++j)
+    fn(chunks[j], SegmentLayout(ctx.topo, dom.mine, n, chunks[j].len), areas[j % 2]);
+}
+
 }  // namespace
 
 void planVendorHierReduceScatter(const OpContext& ctx) {
@@ -53,16 +68,8 @@ void planVendorHierReduceScatter(const OpContext& ctx) {
   const size_t c = ctx.op.count, n = dom.size(dom.mine);
   const uint32_t red = hier::domainReduction(ctx);
   const Location send = Location::user(ctx.op.sendbuff), recv = Location::user(ctx.op.recvbuff);
-  const std::vector<Range> chunks = hier::hierChunks(ctx, c);
-  if (chunks.empty()) return;
-  // Two scratch areas, used by alternate chunks (the dependencies order a reuse after the previous user).
-  const SegmentLayout widest(topo, dom.mine, n, chunks[0].len);
-  const uint64_t areaBytes = ctx.bytes(n * widest.S);
-  const Location areas[2] = {ctx.builder.allocScratch(areaBytes), ctx.builder.allocScratch(areaBytes)};
-  for (size_t j = 0; j < chunks.size(); ++j) {
-    const size_t b = chunks[j].begin;
-    const SegmentLayout mine(topo, dom.mine, n, chunks[j].len);
-    const Location area = areas[j % 2];
+  forEachChunkLayout(ctx, dom, [&](Range chunk, const SegmentLayout& mine, Location area) {
+    const size_t b = chunk.begin;
     auto segment = [&](size_t k) { return ctx.at(area, k * mine.S); };
     for (size_t k = 0; k < n; ++k) {
       ctx.loadContribution(segment(k), ctx.at(send, dom.members[dom.mine][k] * c + b), mine.L);
@@ -80,7 +87,7 @@ void planVendorHierReduceScatter(const OpContext& ctx) {
     // ...and the other domains' partial sums of my block come to me.
     for (int e = 0; e < dom.count(); ++e) {
       if (e == dom.mine) continue;
-      const SegmentLayout theirs(topo, e, dom.size(e), chunks[j].len);
+      const SegmentLayout theirs(topo, e, dom.size(e), chunk.len);
       const Range myBlock = theirs.blockOf(topo.rank);
       for (size_t k = 0; k < dom.size(e); ++k)
         theirs.forEachPiece(k, myBlock, [&](int, size_t column, size_t, size_t len) {
@@ -89,7 +96,7 @@ void planVendorHierReduceScatter(const OpContext& ctx) {
     }
     ctx.finishAvg(own, mine.L);
     ctx.builder.copy(ctx.at(recv, b), own, ctx.bytes(mine.L));
-  }
+  });
 }
 
 void planVendorHierAllGather(const OpContext& ctx) {
@@ -97,22 +104,15 @@ void planVendorHierAllGather(const OpContext& ctx) {
   const hier::Domains dom = hier::Domains::of(topo);
   const size_t c = ctx.op.count, n = dom.size(dom.mine);
   const Location send = Location::user(ctx.op.sendbuff), recv = Location::user(ctx.op.recvbuff);
-  const std::vector<Range> chunks = hier::hierChunks(ctx, c);
-  if (chunks.empty()) return;
-  const SegmentLayout widest(topo, dom.mine, n, chunks[0].len);
-  const uint64_t areaBytes = ctx.bytes(n * widest.S);
-  const Location areas[2] = {ctx.builder.allocScratch(areaBytes), ctx.builder.allocScratch(areaBytes)};
-  for (size_t j = 0; j < chunks.size(); ++j) {
-    const size_t b = chunks[j].begin;
-    const SegmentLayout mine(topo, dom.mine, n, chunks[j].len);
-    const Location area = areas[j % 2];
+  forEachChunkLayout(ctx, dom, [&](Range chunk, const SegmentLayout& mine, Location area) {
+    const size_t b = chunk.begin;
     auto segment = [&](size_t k) { return ctx.at(area, k * mine.S); };
     const Location own = segment(dom.myPos);
     ctx.builder.copy(own, ctx.at(send, b), ctx.bytes(mine.L));
     // My block goes to the members of the other domains whose shares hold it...
     for (int e = 0; e < dom.count(); ++e) {
       if (e == dom.mine) continue;
-      const SegmentLayout theirs(topo, e, dom.size(e), chunks[j].len);
+      const SegmentLayout theirs(topo, e, dom.size(e), chunk.len);
       const Range myBlock = theirs.blockOf(topo.rank);
       for (size_t k = 0; k < dom.size(e); ++k)
         theirs.forEachPiece(k, myBlock, [&](int, size_t o, size_t, size_t len) {
@@ -131,7 +131,7 @@ void planVendorHierAllGather(const OpContext& ctx) {
         ctx.builder.copy(ctx.at(recv, r * c + b + o), ctx.at(segment(k), mine.L + inShare), ctx.bytes(len));
       });
     }
-  }
+  });
 }
 
 }  // namespace hetccl::algo
