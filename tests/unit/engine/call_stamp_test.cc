@@ -150,7 +150,9 @@ TEST(EngineCallStamps, StampGroupNumbersCallsAndPieces) {
   auto stamps = engine::stampGroup(s, group, 0, t, seq);
   EXPECT_EQ(seq.collectives, 1u);
   for (size_t i = 0; i < s.steps.size(); ++i) {
-    if (s.steps[i].kind == algo::StepKind::Send) EXPECT_EQ(stamps[i].seq, 1u);
+    if (s.steps[i].kind == algo::StepKind::Send) {
+      EXPECT_EQ(stamps[i].seq, 1u);
+    }
   }
 }
 
