@@ -4,6 +4,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "stream_exec/stream_executor.hpp"
 
 namespace hetccl {
 namespace {
@@ -203,27 +204,16 @@ PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology
       break;
     case ExecPath::PipelineWithDomainVendor:
       s.topology.domainCollectives = true;
-      s.tuning = pipelineTuningFromConfig();
+      s.tuning = stream_exec::StreamExecutor::tuningFromConfig();
       break;
     case ExecPath::Pipeline:
-      s.tuning = pipelineTuningFromConfig();
+      s.tuning = stream_exec::StreamExecutor::tuningFromConfig();
       break;
     case ExecPath::HostOnly:
     case ExecPath::Staged:
       break;
   }
   return s;
-}
-
-algo::Tuning pipelineTuningFromConfig() {
-  // Keep in step with stream_exec::StreamExecutor's constructor, which plans with these values.
-  const Config& c = config();
-  algo::Tuning t = algo::Tuning::fromConfig();
-  const int64_t chunk = c.integer("HETCCL_GPU_CHUNK_BYTES", 64 << 10, int64_t{1} << 30);
-  t.chunkBytes = (static_cast<uint64_t>(chunk) + 63) & ~uint64_t{63};
-  t.minChunkBytes = static_cast<size_t>(c.integer("HETCCL_GPU_MIN_CHUNK_BYTES", 1, int64_t{1} << 30));
-  t.pairExchangeBytes = static_cast<size_t>(c.integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
-  return t;
 }
 
 }  // namespace hetccl

@@ -87,9 +87,4 @@ struct PlannerSettings {
 };
 PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology, const algo::Tuning& hostTuning);
 
-/// The tuning the stream pipeline plans with: the process configuration with HETCCL_GPU_CHUNK_BYTES
-/// (rounded up to 64 bytes, the ring slot), HETCCL_GPU_MIN_CHUNK_BYTES and HETCCL_GPU_PAIR_EXCHANGE_BYTES,
-/// as stream_exec::StreamExecutor's constructor sets them.
-algo::Tuning pipelineTuningFromConfig();
-
 }  // namespace hetccl

@@ -1,9 +1,8 @@
 #include "stream_exec/stream_executor.hpp"
 
-#include "algo/op_context.hpp"
-
 #include <chrono>
 
+#include "algo/op_context.hpp"
 #include "algo/planner.hpp"
 #include "core/config.hpp"
 #include "core/deadline.hpp"
@@ -37,16 +36,13 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
     : gpu_(gpu),
       device_(device),
       topology_(std::move(topology)),
-      tuning_(algo::Tuning::fromConfig()),
+      tuning_(tuningFromConfig()),
       onFailure_(std::move(onFailure)),
       checkFailure_(std::move(checkFailure)),
       abortFlag_(abortFlag),
       events_(gpu) {
-  const uint64_t slotBytes = slotBytesFromConfig();
+  const uint64_t slotBytes = tuning_.chunkBytes;  // a piece is a planner chunk
   const auto slots = static_cast<uint32_t>(config().integer("HETCCL_GPU_SLOTS", 2, 1024));
-  tuning_.chunkBytes = slotBytes;
-  tuning_.minChunkBytes = static_cast<size_t>(config().integer("HETCCL_GPU_MIN_CHUNK_BYTES", 1, int64_t{1} << 30));
-  tuning_.pairExchangeBytes = static_cast<size_t>(config().integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
   check(gpu_.setDevice(device_), "setDevice");
   rings_ = GpuRingSet::build(boot, gpu_, slots, slotBytes);
   const int n = topology_.nranks;
@@ -56,10 +52,10 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
   res_.events = &events_;
   res_.domain = domainComm;
   topology_.domainCollectives = domainComm != nullptr;
-  domainSize_ = static_cast<int>(topology_.membersOf(topology_.domainOf[topology_.rank]).size());
+  const std::vector<int> domainMembers = topology_.membersOf(topology_.domainOf[topology_.rank]);
+  domainSize_ = static_cast<int>(domainMembers.size());
   if (domainComm && (domainComm->size() != domainSize_ ||
-                     domainComm->rank() != static_cast<int>(algo::positionOf(
-                                               topology_.membersOf(topology_.domainOf[topology_.rank]), topology_.rank))))
+                     domainComm->rank() != static_cast<int>(algo::positionOf(domainMembers, topology_.rank))))
     throw InternalError(concat("rank ", topology_.rank, ": the domain communicator (rank ", domainComm->rank(), " of ",
                                domainComm->size(), ") does not match the domain's members"));
   res_.landing.assign(n, {});
@@ -156,6 +152,14 @@ StreamExecutor::~StreamExecutor() {
   if (res_.scratch) gpu_.freeDevice(res_.scratch);
   for (void* p : retiredScratch_) gpu_.freeDevice(p);
   if (control_) gpu_.freePinned(control_);
+}
+
+algo::Tuning StreamExecutor::tuningFromConfig() {
+  algo::Tuning t = algo::Tuning::fromConfig();
+  t.chunkBytes = slotBytesFromConfig();
+  t.minChunkBytes = static_cast<size_t>(config().integer("HETCCL_GPU_MIN_CHUNK_BYTES", 1, int64_t{1} << 30));
+  t.pairExchangeBytes = static_cast<size_t>(config().integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
+  return t;
 }
 
 const char* StreamExecutor::describe() { return "stream pipeline (copy engines through pinned shared-memory rings)"; }

@@ -73,6 +73,10 @@ class StreamExecutor {
   void drain();
   /// "stream pipeline (...)", for logs and hetccl-info.
   static const char* describe();
+  /// The tuning every executor plans with: the process configuration with HETCCL_GPU_CHUNK_BYTES (rounded
+  /// up to 64 bytes: the ring slot), HETCCL_GPU_MIN_CHUNK_BYTES and HETCCL_GPU_PAIR_EXCHANGE_BYTES
+  /// (hetccl-info shows the plans made with it).
+  static algo::Tuning tuningFromConfig();
 
   /// Bytes the eager groups queued so far moved, by path (tests and the INFO log).
   struct Traffic {
@@ -81,9 +85,6 @@ class StreamExecutor {
     uint64_t domainCollectives = 0;      ///< vendor calls
   };
   Traffic traffic() const;
-  /// Schedules planned so far, and how many came from the plan cache.
-  uint64_t plansBuilt() const { return plans_->misses(); }
-  uint64_t planCacheHits() const { return plans_->hits(); }
 
  private:
   void monitor();
