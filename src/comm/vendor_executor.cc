@@ -24,7 +24,7 @@ VendorExecutor::VendorExecutor(domain::VendorCcl& vendor, bootstrap::Bootstrap& 
 
 void VendorExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
   try {
-    runOnVendor(vendor_, *comm_, ops, stream);
+    runOnVendor(*comm_, ops, stream);
   } catch (const Error& e) {
     onFailure_(e);
     throw;

@@ -1,7 +1,5 @@
 #include "comm/vendor_route.hpp"
 
-#include <exception>
-
 namespace hetccl {
 namespace {
 
@@ -40,19 +38,10 @@ void issue(domain::DomainComm& c, const algo::CollOp& op, void* stream) {
 
 }  // namespace
 
-void runOnVendor(domain::VendorCcl& vendor, domain::DomainComm& comm, std::span<const algo::CollOp> ops,
-                 void* stream) {
-  vendor.groupStart();
-  try {
+void runOnVendor(domain::DomainComm& comm, std::span<const algo::CollOp> ops, void* stream) {
+  comm.grouped([&] {
     for (const auto& op : ops) issue(comm, op, stream);
-  } catch (...) {
-    try {
-      vendor.groupEnd();  // close the group even when one call was rejected
-    } catch (...) {
-    }
-    throw;
-  }
-  vendor.groupEnd();
+  });
 }
 
 std::optional<Error> vendorAsyncError(domain::DomainComm& comm, const std::string& domain) {

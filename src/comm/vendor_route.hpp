@@ -14,8 +14,7 @@ namespace hetccl {
 
 /// Issues `ops` on `comm` (whose ranks are this communicator's ranks, in order) inside one vendor group.
 /// AllToAll(v) become vendor send/recv pairs. Throws the vendor's error.
-void runOnVendor(domain::VendorCcl& vendor, domain::DomainComm& comm, std::span<const algo::CollOp> ops,
-                 void* stream);
+void runOnVendor(domain::DomainComm& comm, std::span<const algo::CollOp> ops, void* stream);
 
 /// The asynchronous error `comm`'s vendor library reports (ncclCommGetAsyncError), as an Error of the
 /// same code whose message names the hetccl domain `domain`; nullopt when it reports none. Safe from a

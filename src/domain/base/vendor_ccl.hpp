@@ -73,13 +73,13 @@ class DomainComm {
   /// between them are launched together at the outermost groupEnd, so they cannot wait for each other.
   virtual void groupStart() = 0;
   virtual void groupEnd() = 0;
-  /// Every transfer of `transfers` in one vendor group on `stream` (an all-to-all among the domain's
-  /// members, point-to-point of a hetccl group): matched per peer pair in order, as send() and recv().
-  void exchange(std::span<const Transfer> transfers, Stream stream) {
+  /// Runs fn() between groupStart() and groupEnd(); the group is closed also when fn throws (then fn's
+  /// exception is rethrown).
+  template <typename Fn>
+  void grouped(Fn&& fn) {
     groupStart();
     try {
-      for (const Transfer& t : transfers)
-        t.send ? send(t.buf, t.count, t.type, t.peer, stream) : recv(t.buf, t.count, t.type, t.peer, stream);
+      fn();
     } catch (...) {
       try {
         groupEnd();  // close the group even when one call was rejected
@@ -88,6 +88,14 @@ class DomainComm {
       throw;
     }
     groupEnd();
+  }
+  /// Every transfer of `transfers` in one vendor group on `stream` (an all-to-all among the domain's
+  /// members, point-to-point of a hetccl group): matched per peer pair in order, as send() and recv().
+  void exchange(std::span<const Transfer> transfers, Stream stream) {
+    grouped([&] {
+      for (const Transfer& t : transfers)
+        t.send ? send(t.buf, t.count, t.type, t.peer, stream) : recv(t.buf, t.count, t.type, t.peer, stream);
+    });
   }
 
   /// Throws the vendor's asynchronous error (a failure of work already enqueued, a dead peer, ...) if it
