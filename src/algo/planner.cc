@@ -2,9 +2,8 @@
 
 #include <deque>
 
-#include "algo/op_context.hpp"
-
 #include "algo/collectives.hpp"
+#include "algo/op_context.hpp"
 #include "algo/selection.hpp"
 #include "core/error.hpp"
 
