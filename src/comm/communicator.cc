@@ -28,24 +28,17 @@ algo::Topology makeTopology(const bootstrap::Bootstrap& boot) {
   return t;
 }
 
-// HETCCL_DEVICE: host, cuda, or auto (cuda when the CUDA plugin loads and sees a device). A GPU rank is
-// bound to the device current on the calling thread, as NCCL binds a communicator.
+// The rank's GPU (device/loader.hpp: chooseGpu), bound to the device current on the calling thread, as
+// NCCL binds a communicator.
 const hetcclGpuPlugin_t* selectDevice(DeviceKind& kind, int& device) {
-  const std::string want = config().str("HETCCL_DEVICE");
-  if (want != "auto" && want != "host" && want != "cuda")
-    throw InvalidArgument(concat("HETCCL_DEVICE='", want, "' is not one of auto, host, cuda"));
-  if (want == "host") return nullptr;
-  const hetcclGpuPlugin_t* gpu = device::loadCudaPlugin();
-  if (!gpu) {
-    if (want == "cuda")
-      throw InvalidUsage(concat("HETCCL_DEVICE=cuda but the CUDA plugin is unavailable: ",
-                                device::cudaPluginUnavailableReason()));
-    return nullptr;
-  }
-  if (gpu->getDevice(&device) != HETCCL_GPU_OK)
-    throw Error(Result::UnhandledCudaError, concat("cannot read the current CUDA device: ", gpu->lastError()));
-  kind = DeviceKind::Cuda;
-  return gpu;
+  const device::GpuChoice choice = device::chooseGpu();
+  HETCCL_INFO(log::kInit, "device: ", deviceKindName(choice.kind), ": ", choice.reason);
+  if (!choice.plugin) return nullptr;
+  if (choice.plugin->getDevice(&device) != HETCCL_GPU_OK)
+    throw Error(Result::UnhandledCudaError,
+                concat("cannot read the current ", choice.plugin->name, " device: ", choice.plugin->lastError()));
+  kind = choice.kind;
+  return choice.plugin;
 }
 
 }  // namespace

@@ -17,8 +17,10 @@ namespace hetccl {
 domain::VendorCcl* Communicator::probeVendor(PathFacts& facts) {
   domain::VendorCcl* vendor = nullptr;
   int32_t loaded = 1;
-  try {
-    vendor = &domain::nccl::processNccl();
+  try {  // the flavour of this rank's device: NCCL for cuda, RCCL for hip (or as HETCCL_VENDOR_CCL forces)
+    const domain::nccl::Flavor* flavor = domain::nccl::flavorFor(peers()[rank()].deviceKind, facts.vendorCcl);
+    if (!flavor) throw InvalidUsage(concat("no vendor library serves ", deviceKindName(peers()[rank()].deviceKind), " ranks"));
+    vendor = &domain::nccl::processVendor(*flavor);
     facts.vendorName = vendor->describe();
   } catch (const Error& e) {
     loaded = 0;

@@ -25,7 +25,8 @@ struct Layout {
   std::vector<int> cpuRanks;
   int hosts = 0;
   int domains = 0;
-  bool oneDeviceKind = true;  // every rank the same kind of GPU (one vendor library can serve them all)
+  bool oneDeviceKind = true;     // every rank the same kind of GPU (one vendor library can serve them all)
+  bool oneKindPerDomain = true;  // the ranks of each domain the same kind (a vendor library per domain)
   std::string domainNames;    // "cuda, cuda2"
 };
 
@@ -43,6 +44,8 @@ Layout layoutOf(const PathFacts& f) {
   for (int d = 0; d < l.domains; ++d) {
     const int first = f.topology.membersOf(d).front();
     l.domainNames += concat(d ? ", " : "", f.peers[first].domain);
+    for (int r : f.topology.membersOf(d))
+      l.oneKindPerDomain = l.oneKindPerDomain && f.peers[r].deviceKind == f.peers[first].deviceKind;
   }
   return l;
 }
@@ -97,6 +100,17 @@ void checkGpuExec(const std::string& mode) {
     throw InvalidArgument(concat("HETCCL_GPU_EXEC='", mode, "' is not one of auto, pipeline, staged"));
 }
 
+void checkVendorCcl(const std::string& setting) {
+  if (setting != "auto" && setting != "off" && setting != "nccl" && setting != "rccl")
+    throw InvalidArgument(concat("HETCCL_VENDOR_CCL='", setting, "' is not one of auto, off, nccl, rccl"));
+}
+
+// The vendor libraries in words: one for the whole job, or one per domain when the domains' devices
+// differ (each rank knows only its own, `here`).
+std::string vendorWords(const Layout& l, const std::string& here) {
+  return l.oneDeviceKind ? here : concat("the vendor library of each domain (here ", here, ")");
+}
+
 }  // namespace
 
 const char* execPathName(ExecPath path) noexcept {
@@ -116,10 +130,11 @@ const char* execPathName(ExecPath path) noexcept {
 }
 
 bool vendorProbeNeeded(const PathFacts& f) {
+  checkVendorCcl(f.vendorCcl);
   const Layout l = layoutOf(f);
-  if (!allGpu(l) || !l.oneDeviceKind || f.vendorCcl == "off") return false;
-  if (l.domains == 1) return true;                    // delegation
-  return pipelinePossible(l) && f.gpuExec == "auto";  // vendor inside domains
+  if (!allGpu(l) || f.vendorCcl == "off") return false;
+  if (l.domains == 1) return l.oneDeviceKind;                                  // delegation
+  return l.oneKindPerDomain && pipelinePossible(l) && f.gpuExec == "auto";  // vendor inside domains
 }
 
 PathChoice choosePath(const PathFacts& f) {
@@ -131,12 +146,15 @@ PathChoice choosePath(const PathFacts& f) {
     return c;
   }
   checkGpuExec(f.gpuExec);
+  checkVendorCcl(f.vendorCcl);
   std::string noVendor;
   bool vendor = false;
-  if (l.oneDeviceKind)
+  if (l.domains == 1 ? l.oneDeviceKind : l.oneKindPerDomain)
     vendor = vendorOnEveryRank(f, noVendor);
-  else
+  else if (l.domains == 1)
     noVendor = "the ranks have devices of several kinds: no one vendor library serves them all";
+  else
+    noVendor = "a domain has ranks with devices of several kinds: no one vendor library serves it";
   if (allGpu(l) && l.domains == 1 && vendor) {
     c.path = ExecPath::VendorDelegation;
     c.reason = concat("every rank is a GPU rank of domain '", l.domainNames, "' and ", f.vendorName,
@@ -171,7 +189,7 @@ PathChoice choosePath(const PathFacts& f) {
   }
   if (l.domains > 1 && f.gpuExec == "auto" && vendor) {
     c.path = ExecPath::PipelineWithDomainVendor;
-    c.reason = concat(where, " and ", f.vendorName,
+    c.reason = concat(where, " and ", vendorWords(l, f.vendorName),
                       " loads on every rank: a vendor communicator per domain runs the phases inside each domain, "
                       "the stream pipeline moves the rest between domains");
     return c;

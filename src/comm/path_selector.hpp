@@ -14,7 +14,9 @@
 //                                                                 (the stream pipeline alone, said at WARN,
 //                                                                 when a domain's vendor communicator fails)
 //   otherwise (GPU ranks of one host)                          -> stream pipeline
-// "Vendor on every rank" also needs HETCCL_VENDOR_CCL other than "off".
+// "Vendor on every rank" also needs HETCCL_VENDOR_CCL other than "off". Each rank loads the flavour of
+// its own device (NCCL for cuda, RCCL for hip): delegation needs one device kind on every rank, the vendor
+// inside domains one device kind per domain (a CUDA domain and a HIP domain of one host each get theirs).
 #pragma once
 
 #include <span>
@@ -44,7 +46,7 @@ struct PathFacts {
   std::vector<PeerInfo> peers;     ///< every rank's descriptor, in rank order
   algo::Topology topology;         ///< dense domain indices (Communicator's numbering)
   std::string gpuExec = "auto";    ///< HETCCL_GPU_EXEC: auto, pipeline, staged
-  std::string vendorCcl = "auto";  ///< HETCCL_VENDOR_CCL: off disables the vendor library everywhere
+  std::string vendorCcl = "auto";  ///< HETCCL_VENDOR_CCL: auto, off (no vendor library anywhere), nccl, rccl
   /// Filled when vendorProbeNeeded(): whether the vendor library loaded on each rank (the all-rank
   /// agreement), its description where it did, and this rank's error where it did not.
   std::vector<bool> vendorLoads;

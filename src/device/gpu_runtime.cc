@@ -160,16 +160,33 @@ void GpuRuntime::divide(void* buf, size_t count, DataType type, uint64_t n, Stre
   check(plugin_.divide(buf, count, static_cast<int>(type), n, stream));
 }
 
-GpuRuntime* cudaRuntime() {
-  static GpuRuntime* const runtime = []() -> GpuRuntime* {
-    const hetcclGpuPlugin_t* plugin = loadCudaPlugin();
-    if (!plugin) return nullptr;
-    auto owned = std::make_unique<GpuRuntime>(*plugin, MemoryKind::Cuda);
-    GpuRuntime* raw = owned.get();
-    runtimes().add(std::move(owned));
-    return raw;
-  }();
-  return runtime;
+namespace {
+
+GpuRuntime* registerRuntime(DeviceKind kind) {
+  const hetcclGpuPlugin_t* plugin = loadGpuPlugin(kind);
+  if (!plugin) return nullptr;
+  auto owned = std::make_unique<GpuRuntime>(*plugin, kind == DeviceKind::Hip ? MemoryKind::Hip : MemoryKind::Cuda);
+  GpuRuntime* raw = owned.get();
+  runtimes().add(std::move(owned));
+  return raw;
+}
+
+}  // namespace
+
+GpuRuntime* gpuRuntime(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::Cuda: {
+      static GpuRuntime* const cuda = registerRuntime(DeviceKind::Cuda);
+      return cuda;
+    }
+    case DeviceKind::Hip: {
+      static GpuRuntime* const hip = registerRuntime(DeviceKind::Hip);
+      return hip;
+    }
+    case DeviceKind::Host:
+      break;
+  }
+  return nullptr;
 }
 
 }  // namespace hetccl::device

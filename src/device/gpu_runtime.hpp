@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/peer_info.hpp"
 #include "core/types.hpp"
 #include "device/base/gpu_plugin.h"
 #include "device/base/runtime.hpp"
@@ -22,7 +23,7 @@ class GpuRuntime final : public Runtime {
   using Stream = void*;  ///< nullptr is the vendor's default stream
   using Event = void*;
 
-  /// Wraps an initialised plugin (loadCudaPlugin()) for memory of `kind`.
+  /// Wraps an initialised plugin (loadGpuPlugin()) for memory of `kind`.
   GpuRuntime(const hetcclGpuPlugin_t& plugin, MemoryKind kind);
 
   // --- Runtime ---
@@ -103,9 +104,11 @@ class GpuRuntime final : public Runtime {
   std::string name_;
 };
 
-/// The process's CUDA runtime: on the first call loads the plugin (loadCudaPlugin) and registers a
-/// GpuRuntime for MemoryKind::Cuda in runtimes(). nullptr when the plugin or a device is unavailable
-/// (cudaPluginUnavailableReason() says why). Thread-safe.
-GpuRuntime* cudaRuntime();
+/// The process's runtime of a GPU vendor (DeviceKind::Cuda or DeviceKind::Hip): on the first call loads
+/// the plugin (loadGpuPlugin) and registers a GpuRuntime for that memory kind in runtimes(). nullptr when
+/// the plugin or a device is unavailable (gpuPluginUnavailableReason() says why), and for Host.
+/// Thread-safe.
+GpuRuntime* gpuRuntime(DeviceKind kind);
+inline GpuRuntime* cudaRuntime() { return gpuRuntime(DeviceKind::Cuda); }
 
 }  // namespace hetccl::device

@@ -2,12 +2,14 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/error.hpp"
 #include "core/log.hpp"
 
 namespace hetccl::device {
@@ -23,7 +25,7 @@ void pluginLogger(int level, const char* file, int line, const char* message) {
 
 std::string directoryOfThisObject() {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&loadCudaPlugin), &info) == 0 || !info.dli_fname) return "";
+  if (dladdr(reinterpret_cast<const void*>(&loadGpuPlugin), &info) == 0 || !info.dli_fname) return "";
   std::string path = info.dli_fname;
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
@@ -50,7 +52,7 @@ struct LoadResult {
 };
 
 /// Opens the first candidate that loads, checks its interface version and initialises it.
-LoadResult loadGpuPlugin(const char* fileName, const char* configVar) {
+LoadResult loadPluginFile(const char* fileName, const char* configVar) {
   LoadResult result;
   void* handle = nullptr;
   std::string path, openErrors;
@@ -87,23 +89,87 @@ LoadResult loadGpuPlugin(const char* fileName, const char* configVar) {
   return result;
 }
 
-std::once_flag gCudaOnce;
-LoadResult gCuda;
+/// What differs between the vendors' plugins.
+struct PluginSpec {
+  const char* fileName;
+  const char* configVar;
+  const char* vendor;  // in messages
+};
+PluginSpec specOf(DeviceKind kind) {
+  return kind == DeviceKind::Hip ? PluginSpec{"libhetccl-hip.so", "HETCCL_HIP_PLUGIN", "HIP"}
+                                 : PluginSpec{"libhetccl-cuda.so", "HETCCL_CUDA_PLUGIN", "CUDA"};
+}
+
+struct PluginSlot {
+  std::once_flag once;
+  LoadResult result;
+};
+PluginSlot& slotOf(DeviceKind kind) {
+  static PluginSlot cuda, hip;
+  return kind == DeviceKind::Hip ? hip : cuda;
+}
+
+std::atomic<DeviceKind> gPreferred{DeviceKind::Cuda};
 
 }  // namespace
 
-const hetcclGpuPlugin_t* loadCudaPlugin() {
-  std::call_once(gCudaOnce, [] {
+const hetcclGpuPlugin_t* loadGpuPlugin(DeviceKind kind) {
+  if (kind == DeviceKind::Host) return nullptr;
+  PluginSlot& slot = slotOf(kind);
+  std::call_once(slot.once, [&] {
+    const PluginSpec spec = specOf(kind);
     try {
-      gCuda = loadGpuPlugin(kCudaPluginFile, "HETCCL_CUDA_PLUGIN");
+      slot.result = loadPluginFile(spec.fileName, spec.configVar);
     } catch (const std::exception& e) {  // e.g. a bad configuration value
-      gCuda.reason = concat("CUDA plugin not loaded: ", e.what());
+      slot.result.reason = concat(spec.vendor, " plugin not loaded: ", e.what());
     }
-    if (!gCuda.plugin) HETCCL_INFO(log::kInit, "no CUDA device runtime: ", gCuda.reason);
+    if (!slot.result.plugin) HETCCL_INFO(log::kInit, "no ", spec.vendor, " device runtime: ", slot.result.reason);
   });
-  return gCuda.plugin;
+  return slot.result.plugin;
 }
 
-std::string cudaPluginUnavailableReason() { return gCuda.plugin ? "" : gCuda.reason; }
+std::string gpuPluginUnavailableReason(DeviceKind kind) {
+  if (kind == DeviceKind::Host) return "host ranks have no GPU plugin";
+  const LoadResult& r = slotOf(kind).result;
+  return r.plugin ? "" : r.reason;
+}
+
+void preferVendorFirst(DeviceKind kind) noexcept {
+  if (kind != DeviceKind::Host) gPreferred.store(kind);
+}
+
+GpuChoice chooseGpu() {
+  const std::string want = config().str("HETCCL_DEVICE");
+  GpuChoice choice;
+  if (want == "host") {
+    choice.reason = "HETCCL_DEVICE=host";
+    return choice;
+  }
+  if (want == "cuda" || want == "hip") {
+    const DeviceKind kind = want == "cuda" ? DeviceKind::Cuda : DeviceKind::Hip;
+    choice.plugin = loadGpuPlugin(kind);
+    if (!choice.plugin)
+      throw InvalidUsage(concat("HETCCL_DEVICE=", want, " but the ", specOf(kind).vendor,
+                                " plugin is unavailable: ", gpuPluginUnavailableReason(kind)));
+    choice.kind = kind;
+    choice.reason = concat("HETCCL_DEVICE=", want);
+    return choice;
+  }
+  if (want != "auto") throw InvalidArgument(concat("HETCCL_DEVICE='", want, "' is not one of auto, host, cuda, hip"));
+  const DeviceKind first = gPreferred.load();
+  const DeviceKind order[2] = {first, first == DeviceKind::Hip ? DeviceKind::Cuda : DeviceKind::Hip};
+  std::string missing;
+  for (DeviceKind kind : order) {
+    if ((choice.plugin = loadGpuPlugin(kind))) {
+      choice.kind = kind;
+      choice.reason = concat("HETCCL_DEVICE=auto: the ", specOf(kind).vendor, " plugin loaded and sees a GPU",
+                             missing.empty() ? "" : concat(" (", missing, ")"));
+      return choice;
+    }
+    missing += concat(missing.empty() ? "" : "; ", specOf(kind).vendor, ": ", gpuPluginUnavailableReason(kind));
+  }
+  choice.reason = concat("HETCCL_DEVICE=auto and no GPU plugin is usable (", missing, "): a CPU rank");
+  return choice;
+}
 
 }  // namespace hetccl::device

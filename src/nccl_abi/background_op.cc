@@ -20,8 +20,11 @@ struct BackgroundOp::Shared {
 namespace {
 
 const hetcclGpuPlugin_t* gpuPlugin() noexcept {
-  if (config().str("HETCCL_DEVICE") == "host") return nullptr;
-  return device::loadCudaPlugin();
+  try {
+    return device::chooseGpu().plugin;
+  } catch (const std::exception&) {  // a bad HETCCL_DEVICE: the communicator's creation reports it
+    return nullptr;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Entry points that need no collective: version, error strings, device memory (ncclMemAlloc/Free through
-// hetccl's CUDA plugin) and buffer registration (accepted and remembered; hetccl needs none).
+// hetccl's GPU plugin) and buffer registration (accepted and remembered; hetccl needs none).
 #include <cstdio>
 
 #include "core/config.hpp"
@@ -24,15 +24,11 @@ int reportedVersion() {
       hetccl::concat("HETCCL_NCCL_VERSION='", text, "' is not a version (X.Y.Z with X >= 2, or a code such as 22809)"));
 }
 
-/// The CUDA plugin for device memory, or InvalidUsage saying why there is none.
+/// The process's GPU plugin for device memory, or InvalidUsage saying why there is none.
 const hetcclGpuPlugin_t& gpu(const char* fn) {
-  const hetcclGpuPlugin_t* g =
-      hetccl::config().str("HETCCL_DEVICE") == "host" ? nullptr : hetccl::device::loadCudaPlugin();
-  if (!g)
-    throw hetccl::InvalidUsage(hetccl::concat("no GPU in this process for ", fn,
-                                              " (HETCCL_DEVICE=", hetccl::config().str("HETCCL_DEVICE"),
-                                              "): ", hetccl::device::cudaPluginUnavailableReason()));
-  return *g;
+  const hetccl::device::GpuChoice choice = hetccl::device::chooseGpu();
+  if (!choice.plugin) throw hetccl::InvalidUsage(hetccl::concat("no GPU in this process for ", fn, ": ", choice.reason));
+  return *choice.plugin;
 }
 
 }  // namespace

@@ -1,7 +1,16 @@
-// RCCL's names beyond NCCL's API, compiled into librccl.so only: all-to-all under RCCL's spelling and the
-// variable-size all-to-all.
+// What librccl.so has beyond libnccl.so.2: RCCL's names beyond NCCL's API (all-to-all under RCCL's
+// spelling and the variable-size all-to-all), and the preference of a ROCm application for HIP ranks.
+#include "device/loader.hpp"
 #include "nccl_abi/comm_handle.hpp"
 #include "nccl_abi/entry.hpp"
+
+namespace {
+
+// A process that loads librccl.so is a ROCm application: HETCCL_DEVICE=auto tries the HIP plugin first
+// (and still takes the CUDA plugin where no HIP device is found).
+__attribute__((constructor)) void preferHipRanks() { hetccl::device::preferVendorFirst(hetccl::DeviceKind::Hip); }
+
+}  // namespace
 
 using hetccl::nccl_abi::movedType;
 using hetccl::nccl_abi::ready;

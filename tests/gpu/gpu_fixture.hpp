@@ -22,7 +22,7 @@ class GpuTest : public ::testing::Test {
   void SetUp() override {
     rt_ = cudaRuntime();
     if (!rt_) {
-      const std::string reason = cudaPluginUnavailableReason();
+      const std::string reason = gpuPluginUnavailableReason(DeviceKind::Cuda);
       if (hetccl::test::gpuRequired()) FAIL() << "HETCCL_TEST_REQUIRE_GPU=1 but: " << reason;
       GTEST_SKIP() << "no CUDA device: " << reason;
     }

@@ -40,16 +40,31 @@ void printConfig() {
 }
 
 void printSelf() {
-  hetccl::PeerInfo self = hetccl::bootstrap::detectSelf(0, hetccl::DeviceKind::Host, -1);
+  hetccl::device::GpuChoice choice;
+  std::string choiceError;
+  try {
+    choice = hetccl::device::chooseGpu();
+  } catch (const std::exception& e) {
+    choiceError = e.what();
+  }
+  hetccl::PeerInfo self = hetccl::bootstrap::detectSelf(0, choice.kind, -1);
   std::printf("\n# this process\n");
   std::printf("host id       %s\n", self.hostId.c_str());
-  std::printf("domain        %s\n", self.domain.c_str());
-  std::printf("device        %s\n", hetccl::deviceKindName(self.deviceKind));
+  std::printf("domain        %s%s\n", self.domain.c_str(),
+              hetccl::config().isSet("HETCCL_DOMAIN") ? " (HETCCL_DOMAIN)" : " (the device's vendor; HETCCL_DOMAIN unset)");
+  std::printf("device        %s: %s\n", hetccl::deviceKindName(self.deviceKind),
+              choiceError.empty() ? choice.reason.c_str() : ("error: " + choiceError).c_str());
   std::printf("bootstrap/tcp %s\n", hetccl::net::chooseLocalAddress().toString().c_str());
   std::printf("transports    shm (same host id), tcp (different host ids); HETCCL_TRANSPORT=%s\n",
               hetccl::config().str("HETCCL_TRANSPORT").c_str());
-  const auto* gpu = hetccl::device::loadCudaPlugin();
-  std::printf("cuda plugin   %s\n", gpu ? "loaded" : ("unavailable: " + hetccl::device::cudaPluginUnavailableReason()).c_str());
+  for (hetccl::DeviceKind kind : {hetccl::DeviceKind::Cuda, hetccl::DeviceKind::Hip}) {
+    const auto* gpu = hetccl::device::loadGpuPlugin(kind);
+    std::string state = gpu ? std::string("loaded") : "unavailable: " + hetccl::device::gpuPluginUnavailableReason(kind);
+    int runtimeVersion = 0, driverVersion = 0, count = 0;
+    if (gpu && gpu->versions(&runtimeVersion, &driverVersion) == HETCCL_GPU_OK && gpu->deviceCount(&count) == HETCCL_GPU_OK)
+      state += hetccl::concat(" (runtime ", runtimeVersion, ", driver ", driverVersion, ", ", count, count == 1 ? " device)" : " devices)");
+    std::printf("%-4s plugin   %s\n", hetccl::deviceKindName(kind), state.c_str());
+  }
 }
 
 // "1 KiB", "64 MiB", ...

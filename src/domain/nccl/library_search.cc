@@ -55,20 +55,26 @@ std::vector<std::string> searchCandidates(const Flavor& flavor, const void* self
     if (std::find(found.begin(), found.end(), s) == found.end()) found.push_back(s);
   };
 
+  std::vector<const char*> names{flavor.fileName};
+  if (flavor.altFileName) names.push_back(flavor.altFileName);
   const auto loaded = loadedObjects();
   for (const auto& obj : loaded)  // 2. already loaded, not us
     if (fileNameStartsWith(obj, stem(flavor.fileName)) && obj != selfPath) add(obj, true);
-  for (const auto& obj : loaded) {  // 3. next to a loaded CUDA runtime
-    if (!fileNameStartsWith(obj, "libcudart.so")) continue;
+  for (const auto& obj : loaded) {  // 3. next to a loaded vendor runtime
+    if (!fileNameStartsWith(obj, flavor.runtimeStem)) continue;
     fs::path dir = fs::path(obj).parent_path();
-    add(dir / flavor.fileName, true);
-    add(dir / ".." / ".." / "nccl" / "lib" / flavor.fileName, true);  // pip: nvidia/<pkg>/lib -> nvidia/nccl/lib
+    for (const char* name : names) {
+      add(dir / name, true);
+      add(dir / ".." / ".." / "nccl" / "lib" / name, true);  // pip: nvidia/<pkg>/lib -> nvidia/nccl/lib
+    }
   }
-  // 4. toolkit folders. CUDA_HOME is the toolkit's variable, not a hetccl setting.
-  if (const char* cudaHome = std::getenv("CUDA_HOME"); cudaHome && *cudaHome)
-    add(fs::path(cudaHome) / "lib64" / flavor.fileName, true);
-  add(fs::path("/usr/local/cuda/lib64") / flavor.fileName, true);
-  add(flavor.fileName, false);  // 5. the loader's search path
+  // 4. toolkit folders (CUDA_HOME, ROCM_PATH are the toolkits' variables, not hetccl settings).
+  for (const char* name : names) {
+    if (const char* home = std::getenv(flavor.homeVariable); home && *home)
+      add(fs::path(home) / flavor.homeLibDir / name, true);
+    add(fs::path(flavor.defaultHome) / flavor.homeLibDir / name, true);
+  }
+  for (const char* name : names) add(name, false);  // 5. the loader's search path
   return found;
 }
 

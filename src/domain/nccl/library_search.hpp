@@ -1,14 +1,17 @@
-// Which vendor library file to open. Order:
-//   1. the flavor's variable (HETCCL_NCCL_LIB) when set: that path only, no fallback;
+// Which vendor library file to open (NCCL for CUDA, RCCL for HIP: the fields of the Flavor). Order:
+//   1. the flavor's variable (HETCCL_NCCL_LIB, HETCCL_RCCL_LIB) when set: that path only, no fallback;
 //   2. a library of that file name the process has already loaded (e.g. by `import torch`, which loads
-//      its wheel's nvidia/nccl/lib/libnccl.so.2 by path), unless it is hetccl itself;
-//   3. next to a loaded CUDA runtime (libcudart.so*): the same folder, and the pip wheel layout's sibling
-//      <site-packages>/nvidia/nccl/lib when libcudart is in <site-packages>/nvidia/<pkg>/lib;
-//   4. $CUDA_HOME/lib64, /usr/local/cuda/lib64;
-//   5. the bare file name, through the loader's search path (LD_LIBRARY_PATH, ld.so.cache).
+//      its wheel's nvidia/nccl/lib/libnccl.so.2 by path, or ROCm torch's torch/lib/librccl.so.1),
+//      unless it is hetccl itself;
+//   3. next to a loaded vendor runtime (libcudart.so*, libamdhip64.so*): the same folder, and the pip
+//      wheel layout's sibling <site-packages>/nvidia/nccl/lib when libcudart is in
+//      <site-packages>/nvidia/<pkg>/lib;
+//   4. the toolkit: $CUDA_HOME/lib64, /usr/local/cuda/lib64; $ROCM_PATH/lib, /opt/rocm/lib;
+//   5. the bare file names (libnccl.so.2; librccl.so.1, librccl.so), through the loader's search path
+//      (LD_LIBRARY_PATH, ld.so.cache).
 // Candidates of steps 2-4 that do not exist are skipped; one that fails to load or resolves to hetccl
-// is logged and the next is tried. Users of pip wheels without torch loaded, or whose NCCL lies
-// elsewhere, set HETCCL_NCCL_LIB (C++ cannot see Python's sys.path).
+// (e.g. the LD_PRELOADed drop-in librccl.so) is logged and the next is tried. Users of pip wheels without
+// torch loaded, or whose library lies elsewhere, set the variable (C++ cannot see Python's sys.path).
 #pragma once
 
 #include <memory>

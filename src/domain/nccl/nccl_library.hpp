@@ -11,14 +11,24 @@
 
 namespace hetccl::domain::nccl {
 
-/// What differs between the members of the NCCL API family: the name in messages, the configuration
-/// variable naming the library, and the file name the loader searches for.
+/// What differs between the members of the NCCL API family (NCCL for CUDA devices, RCCL for HIP devices:
+/// one API, one adaptor): names in messages, the variable naming the library, the file names the search
+/// tries, and where the vendor's toolkit and runtime put it (library_search.hpp).
 struct Flavor {
-  const char* name;         ///< "NCCL"
-  const char* libVariable;  ///< "HETCCL_NCCL_LIB" (declared in src/core/config.cc)
-  const char* fileName;     ///< "libnccl.so.2"
+  const char* name;            ///< "NCCL", "RCCL"
+  const char* libVariable;     ///< "HETCCL_NCCL_LIB" (declared in src/core/config.cc)
+  const char* fileName;        ///< "libnccl.so.2", "librccl.so.1": the name applications link
+  const char* altFileName;     ///< another name to try after fileName ("librccl.so"), or nullptr
+  const char* runtimeStem;     ///< the vendor runtime's file name ("libcudart.so", "libamdhip64.so"): the
+                               ///< library is looked for next to a loaded one
+  const char* homeVariable;    ///< the toolkit's variable ("CUDA_HOME", "ROCM_PATH")
+  const char* homeLibDir;      ///< its library folder ("lib64", "lib")
+  const char* defaultHome;     ///< the toolkit's usual place ("/usr/local/cuda", "/opt/rocm")
 };
-inline constexpr Flavor kNcclFlavor{"NCCL", "HETCCL_NCCL_LIB", "libnccl.so.2"};
+inline constexpr Flavor kNcclFlavor{"NCCL",         "HETCCL_NCCL_LIB", "libnccl.so.2", nullptr,
+                                    "libcudart.so", "CUDA_HOME",       "lib64",        "/usr/local/cuda"};
+inline constexpr Flavor kRcclFlavor{"RCCL",           "HETCCL_RCCL_LIB", "librccl.so.1", "librccl.so",
+                                    "libamdhip64.so", "ROCM_PATH",       "lib",          "/opt/rocm"};
 
 /// The function table. Required entries are never null after NcclLibrary::open; optional ones (marked)
 /// are null when the library lacks them.

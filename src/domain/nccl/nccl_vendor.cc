@@ -43,11 +43,32 @@ std::unique_ptr<DomainComm> NcclVendor::createComm(bootstrap::Bootstrap& bootstr
 void NcclVendor::groupStart() { lib_->check(lib_->api().groupStart(), "ncclGroupStart"); }
 void NcclVendor::groupEnd() { lib_->check(lib_->api().groupEnd(), "ncclGroupEnd"); }
 
-NcclVendor& processNccl() {
-  // A function-local static: initialised once, thread-safely; an initialiser that throws is retried by
-  // the next call. Never destroyed: communicators may outlive static destructors.
-  static NcclVendor* instance = new NcclVendor(findLibrary(kNcclFlavor));
-  return *instance;
+NcclVendor& processVendor(const Flavor& flavor) {
+  // Function-local statics: initialised once, thread-safely; an initialiser that throws is retried by the
+  // next call. Never destroyed: communicators may outlive static destructors.
+  if (std::string_view(flavor.name) == kRcclFlavor.name) {
+    static NcclVendor* rccl = new NcclVendor(findLibrary(kRcclFlavor));
+    return *rccl;
+  }
+  static NcclVendor* nccl = new NcclVendor(findLibrary(kNcclFlavor));
+  return *nccl;
+}
+
+const Flavor* flavorFor(DeviceKind kind, const std::string& setting) {
+  if (setting == "off") return nullptr;
+  if (setting == "nccl") return &kNcclFlavor;
+  if (setting == "rccl") return &kRcclFlavor;
+  if (setting != "auto")
+    throw InvalidArgument(concat("HETCCL_VENDOR_CCL='", setting, "' is not one of auto, off, nccl, rccl"));
+  switch (kind) {
+    case DeviceKind::Cuda:
+      return &kNcclFlavor;
+    case DeviceKind::Hip:
+      return &kRcclFlavor;
+    case DeviceKind::Host:
+      break;
+  }
+  return nullptr;
 }
 
 std::unique_ptr<NcclVendor> openNccl(const std::string& path, const void* selfAddress) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "core/peer_info.hpp"
 #include "domain/base/vendor_ccl.hpp"
 #include "domain/nccl/nccl_library.hpp"
 
@@ -30,9 +31,17 @@ class NcclVendor final : public VendorCcl {
   std::shared_ptr<const NcclLibrary> lib_;
 };
 
-/// The process's NCCL: found once (library_search.hpp: HETCCL_NCCL_LIB, then the search) and kept for the
-/// life of the process. Thread-safe. A failed search throws and is retried by the next call.
-NcclVendor& processNccl();
+/// The process's library of `flavor` (kNcclFlavor or kRcclFlavor): found once (library_search.hpp: the
+/// flavor's variable, then the search) and kept for the life of the process. Thread-safe. A failed search
+/// throws and is retried by the next call.
+NcclVendor& processVendor(const Flavor& flavor);
+inline NcclVendor& processNccl() { return processVendor(kNcclFlavor); }
+
+/// The flavour serving a domain of `kind` devices under HETCCL_VENDOR_CCL=`setting`: auto -> NCCL for
+/// cuda, RCCL for hip; nccl / rccl -> that flavour whatever the device (the RCCL adaptor runs against an
+/// NCCL renamed as RCCL on NVIDIA machines). nullptr for "off" and for host ranks. Throws InvalidArgument
+/// for another setting.
+const Flavor* flavorFor(DeviceKind kind, const std::string& setting);
 
 /// A vendor over the library at `path` (tests and tools; not cached). `selfAddress` as in
 /// NcclLibrary::open.

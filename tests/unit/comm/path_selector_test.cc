@@ -210,6 +210,33 @@ TEST(PathSelectorTest, DevicesOfSeveralKindsInOneDomainAreNotDelegated) {
   EXPECT_TRUE(has(c.reason, "several kinds")) << c.reason;
 }
 
+TEST(PathSelectorTest, CudaDomainAndHipDomainOfOneHostEachGetTheirVendor) {
+  const std::vector<RankSpec> mixed = {gpu("h", "cuda"), gpu("h", "cuda"), {DeviceKind::Hip, "h", "hip"},
+                                       {DeviceKind::Hip, "h", "hip"}};
+  for (int r = 0; r < 4; ++r) EXPECT_TRUE(vendorProbeNeeded(factsFor(mixed, r))) << r;
+  const PathChoice each = decide(mixed);
+  EXPECT_EQ(each.path, ExecPath::PipelineWithDomainVendor) << each.reason;
+  EXPECT_TRUE(has(each.reason, "the vendor library of each domain")) << each.reason;
+  // A domain mixing both kinds cannot have one: the pipeline alone, saying why.
+  const std::vector<RankSpec> mixedDomain = {gpu("h", "a"), {DeviceKind::Hip, "h", "a"}, gpu("h", "b")};
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(mixedDomain, 0)));
+  const PathChoice c = decide(mixedDomain);
+  EXPECT_EQ(c.path, ExecPath::Pipeline) << c.reason;
+  EXPECT_TRUE(has(c.reason, "a domain has ranks with devices of several kinds")) << c.reason;
+}
+
+TEST(PathSelectorTest, UnknownVendorSettingIsRejectedOnEveryRank) {
+  for (int r = 0; r < 4; ++r) {
+    try {
+      factsFor(kTwoDomains, r, "auto", "mccl");
+      ADD_FAILURE() << "rank " << r << " accepted HETCCL_VENDOR_CCL=mccl";
+    } catch (const InvalidArgument& e) {
+      EXPECT_TRUE(has(e.what(), "HETCCL_VENDOR_CCL='mccl' is not one of auto, off, nccl, rccl")) << e.what();
+    }
+  }
+  EXPECT_EQ(decide(kTwoDomains, "auto", "rccl").path, ExecPath::PipelineWithDomainVendor);
+}
+
 TEST(PathSelectorTest, PlannerSettingsFollowThePath) {
   const algo::Topology topology = factsFor(kTwoDomains, 1).topology;
   algo::Tuning host;

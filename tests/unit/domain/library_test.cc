@@ -132,6 +132,42 @@ TEST(LibrarySearch, ProcessInstanceIsLoadedOnceFromTheConfiguredPath) {
   EXPECT_NE(first.describe().find("NCCL 2.23.4 from "), std::string::npos) << first.describe();
 }
 
+TEST(LibrarySearch, RcclFlavorSearchesItsOwnNamesAndToolkit) {
+  const auto tmp = std::filesystem::temp_directory_path() / ("hetccl-rocm-" + std::to_string(getpid()));
+  std::filesystem::create_directories(tmp / "lib");
+  std::filesystem::copy_file(FAKE_NCCL_MINIMAL, tmp / "lib" / "librccl.so",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string rocmPath = tmp.string();
+  ScopedEnv rocm("ROCM_PATH", rocmPath.c_str());
+  auto candidates = searchCandidates(kRcclFlavor);
+  ASSERT_GE(candidates.size(), 3u);
+  // The toolkit's copy, then both bare names (the soname applications link first); nothing of NCCL's.
+  EXPECT_NE(std::find(candidates.begin(), candidates.end(), (tmp / "lib" / "librccl.so").string()), candidates.end());
+  EXPECT_EQ(candidates[candidates.size() - 2], "librccl.so.1");
+  EXPECT_EQ(candidates.back(), "librccl.so");
+  for (const auto& c : candidates) EXPECT_EQ(c.find("nccl"), std::string::npos) << c;
+  {
+    ScopedEnv unset("HETCCL_RCCL_LIB", nullptr);
+    auto lib = findLibrary(kRcclFlavor);  // found in $ROCM_PATH/lib, described as RCCL
+    EXPECT_EQ(lib->versionString(), "2.7.8");
+    EXPECT_EQ(lib->describe().rfind("RCCL 2.7.8 from ", 0), 0u) << lib->describe();
+  }
+  std::filesystem::remove_all(tmp);
+  ScopedEnv missing("HETCCL_RCCL_LIB", "/nonexistent/librccl.so.1");
+  const std::string m = errorOf([] { findLibrary(kRcclFlavor); });
+  EXPECT_NE(m.find("/nonexistent/librccl.so.1"), std::string::npos) << m;
+}
+
+TEST(LibrarySearch, TheDevicePicksTheFlavorUnlessTheSettingForcesOne) {
+  EXPECT_EQ(flavorFor(DeviceKind::Cuda, "auto"), &kNcclFlavor);
+  EXPECT_EQ(flavorFor(DeviceKind::Hip, "auto"), &kRcclFlavor);
+  EXPECT_EQ(flavorFor(DeviceKind::Host, "auto"), nullptr);
+  EXPECT_EQ(flavorFor(DeviceKind::Cuda, "rccl"), &kRcclFlavor);
+  EXPECT_EQ(flavorFor(DeviceKind::Hip, "nccl"), &kNcclFlavor);
+  EXPECT_EQ(flavorFor(DeviceKind::Hip, "off"), nullptr);
+  EXPECT_THROW(flavorFor(DeviceKind::Cuda, "mccl"), InvalidArgument);
+}
+
 TEST(NcclError, ResultCodesBecomeTypedExceptions) {
   using abi::ncclResult_t;
   auto check = [](ncclResult_t r) { return [r] { throwVendorError(r, "msg"); }; };
