@@ -3,7 +3,8 @@
 # when everything is present. Set HETCCL_BENCH_DEPS=1 to add the benchmark baselines (Open MPI, Gloo).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libssl-dev libgtest-dev libgmock-dev iproute2 procps python3
-      clang-14 libclang-rt-14-dev nftables)  # libFuzzer builds; packet drops in the namespace fault suite
+      clang-14 libclang-rt-14-dev nftables  # libFuzzer builds; packet drops in the namespace fault suite
+      clang-16 lld-16 libamdhip64-dev)  # libhetccl-hip.so: amdgcn kernels (clang/lld 16), HIP headers for its signature check
 if [[ "${HETCCL_BENCH_DEPS:-0}" == 1 ]]; then
   pkgs+=(openmpi-bin libopenmpi-dev libgloo-dev)
 fi

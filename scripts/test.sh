@@ -96,7 +96,7 @@ run_suite() {  # run_suite BUILD_DIR [ctest args...] -- [cmake args...]
 }
 
 normal() {
-  run_suite build -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETCCL_BUILD_TESTS=ON
+  run_suite build -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETCCL_BUILD_TESTS=ON -DHETCCL_REQUIRE_HIP=ON
   # Every wait of the stream pipeline removed in turn must fail a unit_stream_exec test (mutants built
   # from ./build's own commands into build-mutate/; about 2-3 minutes).
   bash scripts/mutate-stream-waits.sh --build build

@@ -23,9 +23,10 @@ union Pack16 {
   T element[kCount];
 };
 
+/// The body of elementwiseKernel (a device function, so that other kernels can run it: the HIP plugin's
+/// extern "C" kernels).
 template <typename T, typename F>
-__global__ void __launch_bounds__(kElementwiseThreads)
-elementwiseKernel(T* dst, const T* src, size_t count, bool vectorized, F f) {
+__device__ inline void elementwiseLoop(T* dst, const T* src, size_t count, bool vectorized, F f) {
   const size_t first = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   size_t done = 0;
@@ -47,6 +48,14 @@ elementwiseKernel(T* dst, const T* src, size_t count, bool vectorized, F f) {
   for (size_t i = done + first; i < count; i += stride) dst[i] = f(dst[i], src[i]);
 }
 
+template <typename T, typename F>
+__global__ void __launch_bounds__(kElementwiseThreads)
+elementwiseKernel(T* dst, const T* src, size_t count, bool vectorized, F f) {
+  elementwiseLoop(dst, src, count, vectorized, f);
+}
+
+#ifndef HETCCL_GPU_DEVICE_ONLY
+
 /// Queues elementwiseKernel on `stream`; nothing for count == 0. Returns the launch's error.
 template <typename T, typename F>
 gpuError_t launchElementwise(T* dst, const T* src, size_t count, F f, gpuStream_t stream) {
@@ -59,5 +68,7 @@ gpuError_t launchElementwise(T* dst, const T* src, size_t count, F f, gpuStream_
                                                                                             vectorized, f);
   return gpuGetLastError();
 }
+
+#endif  // HETCCL_GPU_DEVICE_ONLY
 
 }  // namespace hetccl::gpu

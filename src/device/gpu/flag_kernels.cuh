@@ -18,16 +18,24 @@
 
 namespace hetccl::gpu {
 
-__global__ void waitFlagKernel(const volatile uint64_t* flag, uint64_t value) {
+// The kernels' bodies are device functions, so that other kernels can run them (the HIP plugin's extern "C"
+// kernels).
+__device__ inline void waitFlag(const volatile uint64_t* flag, uint64_t value) {
   while (static_cast<int64_t>(*flag - value) < 0) gpuSpinPause();
   __threadfence_system();  // later reads of this stream's kernels see what the host wrote before the flag
 }
 
-__global__ void writeFlagKernel(volatile uint64_t* flag, uint64_t value) {
+__device__ inline void writeFlag(volatile uint64_t* flag, uint64_t value) {
   __threadfence_system();
   *flag = value;
   __threadfence_system();
 }
+
+__global__ void waitFlagKernel(const volatile uint64_t* flag, uint64_t value) { waitFlag(flag, value); }
+
+__global__ void writeFlagKernel(volatile uint64_t* flag, uint64_t value) { writeFlag(flag, value); }
+
+#ifndef HETCCL_GPU_DEVICE_ONLY
 
 /// Loads both kernels on the current device (see "Lazy loading" above). First error or gpuSuccess.
 inline gpuError_t preloadFlagKernels() {
@@ -46,5 +54,7 @@ inline gpuError_t launchWriteFlag(uint64_t* deviceFlag, uint64_t value, gpuStrea
   writeFlagKernel<<<1, 1, 0, stream>>>(deviceFlag, value);
   return gpuGetLastError();
 }
+
+#endif  // HETCCL_GPU_DEVICE_ONLY
 
 }  // namespace hetccl::gpu

@@ -6,7 +6,99 @@
 // This header is for plugin code only: the core never includes it.
 #pragma once
 
-#if defined(__HIP_PLATFORM_AMD__)
+#if defined(HETCCL_HIP_FREESTANDING)
+
+// HIP device code without any HIP header or device library (libhetccl-hip.so's kernels: src/device/hip).
+// Compiled by clang -x hip --cuda-device-only -nogpuinc -nogpulib for the embedded code objects, and the
+// same preprocessed text by hiprtc at run time, whose own prelude may define some of these names: so the
+// attribute macros are guarded, everything else lives in hetccl::gpu (hiding the prelude's functions of
+// the same name inside that namespace) or uses hetccl_-prefixed names. Only the kernels are compiled in
+// this mode (HETCCL_GPU_DEVICE_ONLY: the .cuh files' host launchers are left out).
+#define GPU_VENDOR_NAME "hip"
+#ifndef HETCCL_GPU_DEVICE_ONLY
+#define HETCCL_GPU_DEVICE_ONLY 1
+#endif
+#ifndef __HIPCC__
+#define __HIPCC__ 1
+#endif
+#ifndef __global__
+#define __global__ __attribute__((global))
+#endif
+#ifndef __device__
+#define __device__ __attribute__((device))
+#endif
+#ifndef __host__
+#define __host__ __attribute__((host))
+#endif
+#ifndef __launch_bounds__
+#define __launch_bounds__(threads) __attribute__((amdgpu_flat_work_group_size(1, threads)))
+#endif
+
+namespace hetccl::gpu {
+
+struct Dim3 {
+  unsigned x, y, z;
+};
+/// Block size and grid size (in blocks) from the dispatch packet (hsa_kernel_dispatch_packet_t:
+/// workgroup_size_x is the uint16 at byte 4, grid_size_x, in work-items, the uint32 at byte 12).
+__device__ inline unsigned hetcclBlockDimX() {
+  return reinterpret_cast<const unsigned short*>(__builtin_amdgcn_dispatch_ptr())[2];
+}
+__device__ inline unsigned hetcclGridDimX() {
+  return reinterpret_cast<const unsigned*>(__builtin_amdgcn_dispatch_ptr())[3] / hetcclBlockDimX();
+}
+__device__ inline Dim3 hetcclThreadIdx() { return Dim3{__builtin_amdgcn_workitem_id_x(), 0, 0}; }
+__device__ inline Dim3 hetcclBlockIdx() { return Dim3{__builtin_amdgcn_workgroup_id_x(), 0, 0}; }
+__device__ inline Dim3 hetcclBlockDim() { return Dim3{hetcclBlockDimX(), 1, 1}; }
+__device__ inline Dim3 hetcclGridDim() { return Dim3{hetcclGridDimX(), 1, 1}; }
+
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+
+__device__ inline void __threadfence_system() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, ""); }
+
+__device__ inline unsigned __float_as_uint(float f) { return __builtin_bit_cast(unsigned, f); }
+__device__ inline float __uint_as_float(unsigned u) { return __builtin_bit_cast(float, u); }
+__device__ inline long long __double_as_longlong(double d) { return __builtin_bit_cast(long long, d); }
+__device__ inline double __longlong_as_double(long long v) { return __builtin_bit_cast(double, v); }
+
+/// float16 / bfloat16 as raw bits with exact loads and round-to-nearest-even stores (the callers in
+/// element_ops.cuh handle NaN before storing).
+struct HalfStorage {
+  unsigned short bits;
+};
+struct Bfloat16Storage {
+  unsigned short bits;
+};
+__device__ inline HalfStorage __ushort_as_half(unsigned short b) { return HalfStorage{b}; }
+__device__ inline unsigned short __half_as_ushort(HalfStorage h) { return h.bits; }
+__device__ inline float __half2float(HalfStorage h) { return static_cast<float>(__builtin_bit_cast(_Float16, h.bits)); }
+__device__ inline HalfStorage __float2half_rn(float f) {  // the hardware conversion rounds to nearest even
+  return HalfStorage{__builtin_bit_cast(unsigned short, static_cast<_Float16>(f))};
+}
+__device__ inline Bfloat16Storage __ushort_as_bfloat16(unsigned short b) { return Bfloat16Storage{b}; }
+__device__ inline unsigned short __bfloat16_as_ushort(Bfloat16Storage h) { return h.bits; }
+__device__ inline float __bfloat162float(Bfloat16Storage h) { return __uint_as_float(static_cast<unsigned>(h.bits) << 16); }
+__device__ inline Bfloat16Storage __float2bfloat16_rn(float f) {  // not NaN (handled by the caller)
+  const unsigned u = __float_as_uint(f);
+  return Bfloat16Storage{static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+}
+
+}  // namespace hetccl::gpu
+
+#undef threadIdx
+#undef blockIdx
+#undef blockDim
+#undef gridDim
+#define threadIdx (::hetccl::gpu::hetcclThreadIdx())
+#define blockIdx (::hetccl::gpu::hetcclBlockIdx())
+#define blockDim (::hetccl::gpu::hetcclBlockDim())
+#define gridDim (::hetccl::gpu::hetcclGridDim())
+// Device side: a short pause inside polling loops.
+#define gpuSpinPause() __builtin_amdgcn_s_sleep(1)
+
+#elif defined(__HIP_PLATFORM_AMD__)
 
 #include <hip/hip_bf16.h>
 #include <hip/hip_fp16.h>

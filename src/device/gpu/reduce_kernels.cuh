@@ -76,6 +76,7 @@ bool visitElementType(int type, Visitor&& visit) {
   return false;
 }
 
+#ifndef HETCCL_GPU_DEVICE_ONLY
 /// dst = dst (op) src. Returns gpuSuccess, the launch error, or `invalid` for an unknown type or op.
 inline gpuError_t launchReduce(void* dst, const void* src, size_t count, int type, int op, gpuStream_t stream,
                                gpuError_t invalid) {
@@ -139,5 +140,7 @@ inline gpuError_t preloadReduceKernels() {
     });
   return err;
 }
+
+#endif  // HETCCL_GPU_DEVICE_ONLY
 
 }  // namespace hetccl::gpu

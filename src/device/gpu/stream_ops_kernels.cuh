@@ -21,7 +21,8 @@ struct StreamOpBatch {
 __device__ inline uint64_t loadWord(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
 __device__ inline void storeWord(uint64_t* p, uint64_t v) { *reinterpret_cast<volatile uint64_t*>(p) = v; }
 
-__global__ void streamOpsKernel(StreamOpBatch batch) {
+/// The body of streamOpsKernel (a device function: the HIP plugin's extern "C" kernel runs it too).
+__device__ inline void runStreamOps(const StreamOpBatch& batch) {
   for (unsigned i = 0; i < batch.count; ++i) {
     const hetcclGpuStreamOp_t& op = batch.op[i];
     switch (op.kind) {
@@ -61,6 +62,9 @@ __global__ void streamOpsKernel(StreamOpBatch batch) {
   }
 }
 
+__global__ void streamOpsKernel(StreamOpBatch batch) { runStreamOps(batch); }
+
+#ifndef HETCCL_GPU_DEVICE_ONLY
 /// Loads the kernel on the current device (see "Lazy loading" in flag_kernels.cuh).
 inline gpuError_t preloadStreamOpsKernel() {
   gpuFuncAttributes attributes;
@@ -71,5 +75,7 @@ inline gpuError_t launchStreamOps(const StreamOpBatch& batch, gpuStream_t stream
   streamOpsKernel<<<1, 1, 0, stream>>>(batch);
   return gpuGetLastError();
 }
+
+#endif  // HETCCL_GPU_DEVICE_ONLY
 
 }  // namespace hetccl::gpu

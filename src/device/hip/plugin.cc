@@ -1,0 +1,122 @@
+// The HIP plugin's exported symbol: hetcclGpuPlugin_v2, plus initialisation and device selection.
+#include <cstdio>
+
+#include "device/base/gpu_plugin.h"
+#include "device/hip/plugin_functions.hpp"
+#include "device/hip/plugin_state.hpp"
+#include "device/hip/runtime.hpp"
+
+namespace hetccl::hip_plugin {
+namespace {
+
+struct InitResult {
+  int code = HETCCL_GPU_OK;
+  char error[768] = "";
+};
+
+InitResult initialise() {
+  InitResult result;
+  const char* why = nullptr;
+  result.code = loadRuntime(&why);
+  if (result.code != HETCCL_GPU_OK) {
+    snprintf(result.error, sizeof result.error, "%s", why);
+    return result;
+  }
+  int count = 0;
+  result.code = check(rt().hipGetDeviceCount(&count), "hipGetDeviceCount");
+  if (result.code == HETCCL_GPU_OK && count == 0)
+    result.code = fail(HETCCL_GPU_ERR_NO_DEVICE, "hipGetDeviceCount", "no HIP device");
+  if (result.code != HETCCL_GPU_OK) {
+    snprintf(result.error, sizeof result.error, "%s (runtime %s)", lastError(), rt().path);
+    return result;
+  }
+  int driverVersion = 0;
+  if (rt().hipDriverGetVersion(&driverVersion) != api::hipSuccess) (void)rt().hipGetLastError();
+  HIP_PLUGIN_INFO("HIP plugin ready: %d device(s), runtime %s version %d, driver %d, stream wait-value ops %s", count,
+                  rt().path, rt().runtimeVersion, driverVersion,
+                  rt().hipStreamWaitValue64 && rt().hipStreamWriteValue64 ? "resolved" : "absent");
+  return result;
+}
+
+int init(hetcclGpuLogger_v1_t logger) {
+  setLogger(logger);
+  static const InitResult result = initialise();
+  if (result.code != HETCCL_GPU_OK) return fail(result.code, "init", result.error);
+  return HETCCL_GPU_OK;
+}
+
+const char* lastErrorText() { return lastError(); }
+
+/// HIP_VERSION (major*1e7 + minor*1e5 + patch) as the interface's 1000*major + 10*minor.
+int interfaceVersion(int hipVersion) { return hipVersion / 10000000 * 1000 + hipVersion / 100000 % 100 * 10; }
+
+int versions(int* runtimeVersion, int* driverVersion) {
+  if (!runtimeVersion || !driverVersion) return fail(HETCCL_GPU_ERR_ARGUMENT, "versions", "null result pointer");
+  *runtimeVersion = 0;
+  *driverVersion = 0;
+  int runtime = 0, driver = 0;
+  if (const int rc = check(rt().hipRuntimeGetVersion(&runtime), "hipRuntimeGetVersion")) return rc;
+  if (const int rc = check(rt().hipDriverGetVersion(&driver), "hipDriverGetVersion")) return rc;
+  *runtimeVersion = interfaceVersion(runtime);
+  *driverVersion = interfaceVersion(driver);
+  return HETCCL_GPU_OK;
+}
+
+int deviceCount(int* count) {
+  if (!count) return fail(HETCCL_GPU_ERR_ARGUMENT, "deviceCount", "null result pointer");
+  *count = 0;
+  return check(rt().hipGetDeviceCount(count), "hipGetDeviceCount");
+}
+
+int getDevice(int* device) {
+  if (!device) return fail(HETCCL_GPU_ERR_ARGUMENT, "getDevice", "null result pointer");
+  return check(rt().hipGetDevice(device), "hipGetDevice");
+}
+
+int setDevice(int device) { return check(rt().hipSetDevice(device), "hipSetDevice"); }
+
+}  // namespace
+}  // namespace hetccl::hip_plugin
+
+namespace plugin = hetccl::hip_plugin;
+
+extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_t hetcclGpuPlugin_v2 = {
+    .version = HETCCL_GPU_PLUGIN_VERSION,
+    .name = "hip",
+    .init = plugin::init,
+    .lastError = plugin::lastErrorText,
+    .versions = plugin::versions,
+    .deviceCount = plugin::deviceCount,
+    .getDevice = plugin::getDevice,
+    .setDevice = plugin::setDevice,
+    .allocDevice = plugin::allocDevice,
+    .freeDevice = plugin::freeDevice,
+    .allocPinned = plugin::allocPinned,
+    .freePinned = plugin::freePinned,
+    .hostRegister = plugin::hostRegister,
+    .hostUnregister = plugin::hostUnregister,
+    .pointerQuery = plugin::pointerQuery,
+    .streamCreate = plugin::streamCreate,
+    .streamDestroy = plugin::streamDestroy,
+    .streamSynchronize = plugin::streamSynchronize,
+    .streamQuery = plugin::streamQuery,
+    .eventCreate = plugin::eventCreate,
+    .eventDestroy = plugin::eventDestroy,
+    .eventRecord = plugin::eventRecord,
+    .eventQuery = plugin::eventQuery,
+    .eventSynchronize = plugin::eventSynchronize,
+    .streamWaitEvent = plugin::streamWaitEvent,
+    .memcpyAsync = plugin::memcpyAsync,
+    .memsetAsync = plugin::memsetAsync,
+    .memcpySync = plugin::memcpySync,
+    .memsetSync = plugin::memsetSync,
+    .streamWaitFlag = plugin::streamWaitFlag,
+    .streamWriteFlag = plugin::streamWriteFlag,
+    .flagMethod = plugin::flagMethod,
+    .reduce = plugin::reduce,
+    .scale = plugin::scale,
+    .divide = plugin::divide,
+    .streamOps = plugin::streamOps,
+    .streamCaptureInfo = plugin::streamCaptureInfo,
+    .devicePointer = plugin::devicePointer,
+};
