@@ -28,7 +28,11 @@ bool lowerHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 Handle encodeShmHandle(const std::string& prefix) {
   if (prefix.size() != kPrefixChars || !std::all_of(prefix.begin(), prefix.end(), lowerHex))
     throw InvalidArgument(concat("shm listen: segment prefix '", prefix, "' is not ", kPrefixChars, " hex digits"));
-  HandleWire w{kHandleMagic, kHandleVersion, static_cast<uint16_t>(kPrefixChars), {}};
+  HandleWire w;
+  std::memset(&w, 0, sizeof w);  // the padding bytes too: the handle is read by another process
+  w.magic = kHandleMagic;
+  w.version = kHandleVersion;
+  w.prefixLength = static_cast<uint16_t>(kPrefixChars);
   std::memcpy(w.prefix, prefix.data(), kPrefixChars);
   Handle h;
   std::memcpy(h.bytes.data(), &w, sizeof w);

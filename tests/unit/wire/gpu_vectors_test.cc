@@ -1,0 +1,183 @@
+// Wire vectors of the stream pipeline's GPU rings (src/stream_exec): the ring segment's header as the real
+// GpuRingSet writes it, and the 64-byte slot headers with the call stamp a sender's stream writes. A CUDA
+// process and a HIP process of one host share these rings; both read and write them with 64-bit words.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "bootstrap_harness.hpp"
+#include "bootstrap/unique_id.hpp"
+#include "stream_exec/gpu_ring.hpp"
+#include "stream_exec/gpu_stamp.hpp"
+#include "transport/base/call_stamp.hpp"
+#include "wire_vectors.hpp"
+
+namespace hetccl::test::wire {
+namespace {
+
+using stream_exec::GpuRingHeader;
+
+Bytes wordsToBytes(std::initializer_list<uint64_t> words, size_t total) {
+  Bytes out(total, 0);
+  size_t at = 0;
+  for (uint64_t w : words) {
+    for (int i = 0; i < 8; ++i) out[at + i] = static_cast<unsigned char>(w >> (8 * i));
+    at += 8;
+  }
+  return out;
+}
+
+uint64_t wordAt(const Bytes& b, size_t at) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | b[at + i];
+  return v;
+}
+
+algo::CollOp op(algo::CollKind kind, DataType type, RedOpKind redop = RedOpKind::Sum, int peer = -1) {
+  algo::CollOp o;
+  o.kind = kind;
+  o.type = type;
+  o.op.kind = redop;
+  o.peer = peer;
+  return o;
+}
+
+const std::vector<Field> kSlotHeaderFields = {
+    {0, 8, "u64 slot state (0 empty, 1 full)"},
+    {8, 4, "stamp word0 bits 0-31: magic 'HCS1'"},
+    {12, 1, "stamp word0 bits 32-39: call kind (send/recv groups: Send = 7)"},
+    {13, 1, "stamp word0 bits 40-47: data type"},
+    {14, 1, "stamp word0 bits 48-55: reduction op (0xff none)"},
+    {15, 1, "stamp word0 bits 56-63: 0"},
+    {16, 8, "stamp word1: the group's number among the groups using this ring"},
+    {24, 8, "stamp word2: bytes the group moves on this ring"},
+    {32, 8, "stamp word3: the piece's number on this ring in the group"},
+    {40, 24, "unused (0)"}};
+
+/// The header of a full slot holding the k-th piece of group `group` moving `bytes` on the ring, as the
+/// sender's stream leaves it: word0 from the real groupStampWord0; words 1-3 and the state are composed
+/// here as stream_program.cc queues them (its stamp() is private).
+void checkSlotHeader(const std::string& name, const std::vector<algo::CollOp>& ops, uint64_t group, uint64_t bytes,
+                     uint64_t piece, const std::string& input, const std::string& described) {
+  SCOPED_TRACE(name);
+  const uint64_t word0 = stream_exec::groupStampWord0(ops);
+  Bytes encoded = wordsToBytes({stream_exec::kSlotFull, word0, group, bytes, piece}, stream_exec::kGpuSlotHeaderBytes);
+  Bytes committed = checkVector(
+      {name, "GPU ring slot header (src/stream_exec/gpu_ring.hpp, gpu_stamp.hpp), GPU ring version 3, 64-bit words "
+             "in host (little-endian) order",
+       {"input: " + input, "word0 by groupStampWord0 (real); state and words 1-3 composed as stream_program.cc writes them"},
+       kSlotHeaderFields, encoded});
+  if (committed.empty()) return;
+  EXPECT_EQ(wordAt(committed, 0), stream_exec::kSlotFull);
+  uint64_t words[4] = {wordAt(committed, 8), wordAt(committed, 16), wordAt(committed, 24), wordAt(committed, 32)};
+  EXPECT_EQ(stream_exec::describeStamp(words), described);
+  // The GPU stamp is the host transports' call stamp format: the host decoder reads it too.
+  std::string why;
+  auto host = transport::decodeCallStampWords({words[0], words[1], words[2], words[3]}, &why);
+  ASSERT_TRUE(host) << why;
+  EXPECT_EQ(host->seq, group);
+  EXPECT_EQ(host->bytes, bytes);
+  EXPECT_EQ(host->piece, piece);
+  EXPECT_EQ(host->root, -1);
+}
+
+TEST(WireVectors, GpuSlotHeader) {
+  checkSlotHeader("gpu_slot_header.allreduce", {op(algo::CollKind::AllReduce, DataType::Float32)}, 3, 8 << 20, 2,
+                  "full slot, allreduce float32 sum, group 3, 8 MiB on this ring, piece 2",
+                  "allreduce #3 (float32 sum), 8388608 bytes on this ring, piece 2");
+  checkSlotHeader("gpu_slot_header.sendrecv",
+                  {op(algo::CollKind::Send, DataType::Bfloat16, RedOpKind::Sum, 1),
+                   op(algo::CollKind::Recv, DataType::Bfloat16, RedOpKind::Sum, 1)},
+                  1, 4096, 0, "full slot, a group of Send + Recv bfloat16 (stamped as send), group 1, 4096 bytes, piece 0",
+                  "send/recv #1 (bfloat16), 4096 bytes on this ring, piece 0");
+  checkSlotHeader("gpu_slot_header.grouped_allgather",
+                  {op(algo::CollKind::Send, DataType::Float16, RedOpKind::Sum, 1),
+                   op(algo::CollKind::AllGather, DataType::Float16)},
+                  7, 65536, 9, "full slot, a group Send + AllGather float16 (stamped as its first collective), group 7, "
+                  "65536 bytes, piece 9",
+                  "allgather #7 (float16), 65536 bytes on this ring, piece 9");
+}
+
+TEST(WireVectors, GpuSlotHeaderNegative) {
+  runNegativeCases("gpu_slot_header", [](const Bytes& b) -> std::string {
+    uint64_t words[4] = {wordAt(b, 8), wordAt(b, 16), wordAt(b, 24), wordAt(b, 32)};
+    std::string text = stream_exec::describeStamp(words);
+    if (text.rfind("not a call stamp", 0) == 0) return text;
+    std::string why;
+    return transport::decodeCallStampWords({words[0], words[1], words[2], words[3]}, &why) ? "" : why;
+  });
+}
+
+// A plugin that registers nothing: host memory is its own device address (enough for GpuRing).
+hetcclGpuPlugin_t fakePlugin() {
+  hetcclGpuPlugin_t p{};
+  p.version = HETCCL_GPU_PLUGIN_VERSION;
+  p.name = "wire-vector";
+  p.lastError = [] { return ""; };
+  p.hostRegister = [](void*, size_t) { return HETCCL_GPU_OK; };
+  p.hostUnregister = [](void*) { return HETCCL_GPU_OK; };
+  p.devicePointer = [](const void* ptr, void** dev) {
+    *dev = const_cast<void*>(ptr);
+    return HETCCL_GPU_OK;
+  };
+  return p;
+}
+
+TEST(WireVectors, GpuRing) {
+  static const hetcclGpuPlugin_t plugin = fakePlugin();
+  auto ranks = bootstrap::testing::joinAll(bootstrap::createUniqueId(), 2);
+  for (auto& r : ranks) ASSERT_TRUE(r.bootstrap) << r.error;
+  Bytes ring;
+  size_t segmentBytes = 0;
+  std::mutex mu;
+  bootstrap::testing::onEveryRank(ranks, [&](int rank, bootstrap::Bootstrap& boot) {
+    auto set = stream_exec::GpuRingSet::build(boot, plugin, 2, 64);
+    boot.barrier();
+    if (rank == 0) {  // the ring rank 0 -> rank 1, as its creator initialised it
+      const auto* base = reinterpret_cast<const unsigned char*>(set.out[1]->slotHeader(0)) - stream_exec::GpuRing::headerOffset();
+      std::lock_guard<std::mutex> lock(mu);
+      ring.assign(base, base + stream_exec::GpuRing::headerOffset() + 2 * stream_exec::kGpuSlotHeaderBytes);
+      segmentBytes = reinterpret_cast<const GpuRingHeader*>(base)->totalBytes;
+    }
+    boot.barrier();
+  });
+  ASSERT_EQ(ring.size(), 384u);
+  EXPECT_EQ(segmentBytes, 4096u + 2 * 64);
+  Bytes committed = checkVector(
+      {"gpu_ring", "GPU ring segment header (src/stream_exec/gpu_ring.hpp), GPU ring version 3, HOST byte order",
+       {"input: GpuRingSet::build(2 ranks, 2 slots of 64 bytes), the ring rank 0 -> rank 1 as created (nothing sent).",
+        "Bytes 0..383 of the segment: header, then the slot headers from GpuRing::headerOffset() = 256; the slots",
+        "start on the next 4 KiB page (4096), total 4096 + 2 x 64 bytes."},
+       {{0, 8, "u64 magic 'hetcclSG' (stored last, release)"},
+        {8, 4, "u32 GPU ring version (3)"},
+        {12, 4, "u32 slots"},
+        {16, 8, "u64 slot bytes"},
+        {24, 8, "u64 total bytes of the segment"},
+        {32, 4, "i32 from rank"},
+        {36, 4, "i32 to rank"},
+        {40, 24, "(padding)"},
+        {64, 8, "report[0] mismatch found (0/1)"},
+        {72, 32, "report[1..4] stamp found"},
+        {104, 32, "report[5..8] stamp expected"},
+        {136, 56, "(padding)"},
+        {192, 8, "expect[0] slot + 1 the receiver waits for (0 none)"},
+        {200, 32, "expect[1..4] stamp it expects"},
+        {232, 24, "(padding to 256)"},
+        {256, 64, "slot header 0 (state, stamp: gpu_slot_header.*)"},
+        {320, 64, "slot header 1"}},
+       ring});
+  if (committed.empty()) return;
+  GpuRingHeader h;
+  std::memcpy(static_cast<void*>(&h), committed.data(), sizeof h);
+  EXPECT_EQ(h.magic.load(), stream_exec::kGpuRingMagic);
+  EXPECT_EQ(h.version, stream_exec::kGpuRingVersion);
+  EXPECT_EQ(h.slots, 2u);
+  EXPECT_EQ(h.slotBytes, 64u);
+  EXPECT_EQ(h.totalBytes, 4096u + 128);
+  EXPECT_EQ(h.fromRank, 0);
+  EXPECT_EQ(h.toRank, 1);
+}
+
+}  // namespace
+}  // namespace hetccl::test::wire
