@@ -84,7 +84,7 @@ void Communicator::setUpDeviceExecution() {
       case ExecPath::HostOnly:
         break;
       case ExecPath::VendorDelegation:
-        executor_ = std::make_unique<VendorExecutor>(*vendor, *boot_, domainName, onFailure);
+        executor_ = std::make_unique<VendorExecutor>(*vendor, *gpu_, *boot_, domainName, onFailure);
         break;
       case ExecPath::PipelineWithDomainVendor:
       case ExecPath::Pipeline: {

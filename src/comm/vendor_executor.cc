@@ -15,16 +15,17 @@ std::vector<int> everyRank(const bootstrap::Bootstrap& boot) {
 
 }  // namespace
 
-VendorExecutor::VendorExecutor(domain::VendorCcl& vendor, bootstrap::Bootstrap& boot, std::string domain,
-                               FailureSink onFailure)
+VendorExecutor::VendorExecutor(domain::VendorCcl& vendor, const hetcclGpuPlugin_t& gpu, bootstrap::Bootstrap& boot,
+                               std::string domain, FailureSink onFailure)
     : vendor_(vendor),
+      gpu_(gpu),
       comm_(vendor.createComm(boot, everyRank(boot))),
       domain_(std::move(domain)),
       onFailure_(std::move(onFailure)) {}
 
 void VendorExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
   try {
-    runOnVendor(*comm_, ops, stream);
+    runOnVendor(*comm_, ops, stream, &gpu_);
   } catch (const Error& e) {
     onFailure_(e);
     throw;

@@ -8,6 +8,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "comm/device_executor.hpp"
+#include "device/base/gpu_plugin.h"
 #include "domain/base/vendor_ccl.hpp"
 
 namespace hetccl {
@@ -16,8 +17,10 @@ class VendorExecutor final : public DeviceExecutor {
  public:
   /// Collective over `boot`: creates the vendor communicator over every rank, in rank order, bound to
   /// the caller's current device. `domain` names the hetccl domain in error messages. Every error of
-  /// enqueue() is reported to `onFailure` (the vendor may have queued part of the group).
-  VendorExecutor(domain::VendorCcl& vendor, bootstrap::Bootstrap& boot, std::string domain, FailureSink onFailure);
+  /// enqueue() is reported to `onFailure` (the vendor may have queued part of the group). `gpu` is the
+  /// rank's plugin (a one-rank communicator's PreMulSum runs on it, vendor_route.hpp).
+  VendorExecutor(domain::VendorCcl& vendor, const hetcclGpuPlugin_t& gpu, bootstrap::Bootstrap& boot,
+                 std::string domain, FailureSink onFailure);
   /// Destroys the vendor communicator (it finalizes unless aborted).
   ~VendorExecutor() override = default;
 
@@ -32,6 +35,7 @@ class VendorExecutor final : public DeviceExecutor {
 
  private:
   domain::VendorCcl& vendor_;
+  const hetcclGpuPlugin_t& gpu_;
   std::unique_ptr<domain::DomainComm> comm_;
   const std::string domain_;
   FailureSink onFailure_;

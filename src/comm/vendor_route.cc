@@ -1,5 +1,7 @@
 #include "comm/vendor_route.hpp"
 
+#include <vector>
+
 namespace hetccl {
 namespace {
 
@@ -36,12 +38,38 @@ void issue(domain::DomainComm& c, const algo::CollOp& op, void* stream) {
   }
 }
 
+bool isReduction(CollKind kind) {
+  return kind == CollKind::AllReduce || kind == CollKind::Reduce || kind == CollKind::ReduceScatter;
+}
+
+/// dst = src * scalar on the GPU (one rank's PreMulSum).
+void scaleOnGpu(const hetcclGpuPlugin_t* gpu, const algo::CollOp& op, void* stream) {
+  if (!gpu) throw InvalidUsage("a PreMulSum on a one-rank vendor communicator needs the GPU plugin");
+  if (op.count == 0) return;
+  if (gpu->scale(op.recvbuff, op.sendbuff, op.count, static_cast<int>(op.type), op.op.scalar, stream) != HETCCL_GPU_OK)
+    throw Error(Result::UnhandledCudaError, concat(gpu->name, " scale (one rank's PreMulSum): ", gpu->lastError()));
+}
+
 }  // namespace
 
-void runOnVendor(domain::DomainComm& comm, std::span<const algo::CollOp> ops, void* stream) {
+void runOnVendor(domain::DomainComm& comm, std::span<const algo::CollOp> ops, void* stream,
+                 const hetcclGpuPlugin_t* gpu) {
+  const bool oneRank = comm.size() == 1;
+  std::vector<const algo::CollOp*> scaled;  // one rank's PreMulSums, run after the group
   comm.grouped([&] {
-    for (const auto& op : ops) issue(comm, op, stream);
+    for (const auto& op : ops) {
+      if (oneRank && isReduction(op.kind) && op.op.kind == RedOpKind::PreMulSum) {
+        scaled.push_back(&op);
+      } else if (oneRank && isReduction(op.kind) && op.op.kind == RedOpKind::Avg) {
+        algo::CollOp sum = op;  // the average of one input is that input
+        sum.op = ReduceOp{};
+        issue(comm, sum, stream);
+      } else {
+        issue(comm, op, stream);
+      }
+    }
   });
+  for (const algo::CollOp* op : scaled) scaleOnGpu(gpu, *op, stream);
 }
 
 std::optional<Error> vendorAsyncError(domain::DomainComm& comm, const std::string& domain) {

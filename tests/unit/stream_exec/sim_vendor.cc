@@ -165,6 +165,8 @@ struct CommState {
 
 namespace {
 
+std::atomic<bool> gSingleRankScalingDefect{false};
+
 size_t elementBytes(const Call& c) { return dataTypeSize(c.type); }
 
 /// NCCL's Avg scalar for floating types (hostToDevRedOp): 1/size rounded to the type, via float except
@@ -219,6 +221,7 @@ std::vector<unsigned char> reduceInputs(const Meeting& m, size_t offset, size_t 
     if (r > 0) accumulate(acc.data(), part.data(), n);
   }
   if (avg && !avgScaled) device::hostDivide(acc.data(), n, type, static_cast<uint64_t>(size));
+  if (sums && size == 1 && bytes > 0 && gSingleRankScalingDefect.load()) acc[bytes - 1] ^= 0x5A;
   return acc;
 }
 
@@ -564,5 +567,7 @@ void SimVendorCcl::groupEnd() { endGroup(); }
 void SimDomainComm::groupStart() { startGroup(); }
 
 void SimDomainComm::groupEnd() { endGroup(); }
+
+void emulateSingleRankScalingDefect(bool on) noexcept { gSingleRankScalingDefect.store(on); }
 
 }  // namespace hetccl::test::sim

@@ -39,6 +39,11 @@ enum class VendorCall : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast
 inline constexpr int kVendorCalls = 7;
 const char* vendorCallName(VendorCall c) noexcept;  // "allReduce", ...
 
+/// While on, a communicator of one member writes the last element of an Avg or PreMulSum reduction wrong
+/// (bits flipped), as NCCL 2.28.9's single-rank path does for odd counts of 8-byte types
+/// (bench/results/gpu_h100_2026-11-24_rccl/single_rank_nccl.txt). Process-wide; off by default.
+void emulateSingleRankScalingDefect(bool on) noexcept;
+
 /// What one member queued so far. bytes: the data the call handles on this member, its larger buffer
 /// (allGather: size() * sendCount elements; reduceScatter: size() * recvCount; the others: count), as the
 /// stream executor counts StreamExecutor::Traffic::domainCollectiveBytes.
