@@ -153,8 +153,35 @@ bool writeFileAtomically(const std::string& path, const std::vector<char>& data)
   return false;
 }
 
+/// A complete 64-bit little-endian ELF: every table and section its headers name lies inside `data`.
+/// hipModuleLoadData takes no size, so a truncated file (an interrupted cache write on another file
+/// system, a full disk) would be read past its end.
 bool looksLikeCodeObject(const std::vector<char>& data) {
-  return data.size() > 64 && std::memcmp(data.data(), "\x7f" "ELF", 4) == 0;
+  if (data.size() < 64 || std::memcmp(data.data(), "\x7f" "ELF", 4) != 0 || data[4] != 2 /* 64-bit */ ||
+      data[5] != 1 /* little-endian */)
+    return false;
+  auto read = [&](size_t offset, size_t bytes) {
+    uint64_t v = 0;
+    std::memcpy(&v, data.data() + offset, bytes);  // little-endian host (x86-64, aarch64)
+    return v;
+  };
+  const uint64_t size = data.size();
+  auto fits = [&](uint64_t offset, uint64_t bytes) { return offset <= size && bytes <= size - offset; };
+  const uint64_t phoff = read(0x20, 8), shoff = read(0x28, 8);
+  const uint64_t phentsize = read(0x36, 2), phnum = read(0x38, 2), shentsize = read(0x3A, 2), shnum = read(0x3C, 2);
+  if (!fits(phoff, phentsize * phnum) || !fits(shoff, shentsize * shnum)) return false;
+  for (uint64_t i = 0; i < phnum; ++i) {  // program headers: p_offset at 8, p_filesz at 32
+    if (phentsize < 40) return false;
+    const uint64_t h = phoff + i * phentsize;
+    if (!fits(read(h + 8, 8), read(h + 32, 8))) return false;
+  }
+  for (uint64_t i = 0; i < shnum; ++i) {  // section headers: sh_type at 4, sh_offset at 24, sh_size at 32
+    if (shentsize < 40) return false;
+    const uint64_t h = shoff + i * shentsize;
+    const uint64_t type = read(h + 4, 4);
+    if (type != 8 /* SHT_NOBITS */ && !fits(read(h + 24, 8), read(h + 32, 8))) return false;
+  }
+  return true;
 }
 
 /// Compiles the embedded source with hiprtc (for `arch`, or the current device when empty).
