@@ -32,7 +32,7 @@ struct RunContext {
   TypeSpec type{};
   OpKind op = OpKind::Sum;
   hetcclRedOp_t redOp = hetcclSum;  ///< the handle to pass (a PreMulSum op is created per communicator)
-  hetcclStream_t stream = nullptr;  ///< passed to every call (a CUDA stream with --device cuda, else null)
+  hetcclStream_t stream = nullptr;  ///< passed to every call (a CUDA / HIP stream with device buffers, else null)
 };
 
 class Collective {

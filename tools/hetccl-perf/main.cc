@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -13,8 +14,8 @@
 
 #include "collective.hpp"
 #include "common/launch_env.hpp"
-#include "cuda_runtime.hpp"
 #include "data_pattern.hpp"
+#include "gpu_runtime_api.hpp"
 #include "perf_options.hpp"
 #include "perf_runner.hpp"
 #include "report.hpp"
@@ -78,40 +79,62 @@ std::vector<size_t> sweepSizes(const PerfOptions& o) {
   return sizes;
 }
 
-/// --device cuda: the CUDA runtime, with this process bound to device localRank % device count (before
-/// the communicator is made: hetccl binds a GPU rank to the current device) and the stream of every call.
-/// Empty (null runtime and stream) for host buffers.
+/// --device cuda|hip|gpu: the vendor's GPU runtime, with this process bound to device localRank % device
+/// count (before the communicator is made: hetccl binds a GPU rank to the current device) and the stream
+/// of every call. Empty (null runtime and stream) for host buffers.
 class DeviceSetup {
  public:
   DeviceSetup(const PerfOptions& o, int localRank) {
-    if (o.buffers != BufferPlace::Cuda) return;
-    cuda_ = &CudaRuntime::instance();
-    cuda_->setDevice(localRank % cuda_->deviceCount());
-    stream_ = cuda_->createStream();
+    if (o.buffers == BufferPlace::Host) return;
+    const char* env = std::getenv("HETCCL_DEVICE");
+    const std::string hetcclDevice = env ? env : "";
+    GpuVendor vendor = o.buffers == BufferPlace::Hip ? GpuVendor::Hip : GpuVendor::Cuda;
+    if (o.buffers == BufferPlace::Gpu) {
+      const GpuChoice choice = chooseGpuVendor(hetcclDevice, gpuRuntimeUnusableReason);
+      vendor = choice.vendor;
+      choice_ = "--device gpu: " + choice.reason;
+    } else {
+      const GpuRuntimeSpec& mine = gpuRuntimeSpec(vendor);
+      const GpuRuntimeSpec& other = gpuRuntimeSpec(vendor == GpuVendor::Hip ? GpuVendor::Cuda : GpuVendor::Hip);
+      if (hetcclDevice == other.device)  // hetccl would make ranks of the other vendor: they cannot read these buffers
+        throw std::runtime_error("--device " + mine.device + ", but HETCCL_DEVICE=" + other.device + " makes " +
+                                 other.displayName + " ranks: use --device " + other.device + " or -G");
+    }
+    try {
+      gpu_ = &GpuRuntimeApi::instance(vendor);
+      gpu_->setDevice(localRank % gpu_->deviceCount());
+      stream_ = gpu_->createStream();
+    } catch (const std::exception& e) {
+      if (choice_.empty()) throw;
+      throw std::runtime_error(choice_ + ": " + e.what());
+    }
   }
   ~DeviceSetup() {
-    if (cuda_) cuda_->destroyStream(stream_);
+    if (gpu_) gpu_->destroyStream(stream_);
   }
   DeviceSetup(const DeviceSetup&) = delete;
   DeviceSetup& operator=(const DeviceSetup&) = delete;
 
-  CudaRuntime* cuda() const { return cuda_; }
+  GpuRuntimeApi* gpu() const { return gpu_; }
   void* stream() const { return stream_; }
+  /// For -G / --device gpu: "--device gpu: <why this vendor>"; else empty.
+  const std::string& choice() const { return choice_; }
 
  private:
-  CudaRuntime* cuda_ = nullptr;
+  GpuRuntimeApi* gpu_ = nullptr;
   void* stream_ = nullptr;
+  std::string choice_;
 };
 
-/// --device cuda needs a GPU communicator: a host one (HETCCL_DEVICE=host, or libhetccl-cuda.so not
+/// Device buffers need a GPU communicator: a host one (HETCCL_DEVICE=host, or the vendor's plugin not
 /// loaded) would read device pointers as host memory. Throws std::runtime_error saying so.
-void requireGpuCommunicator(hetcclComm_t comm, int rank) {
+void requireGpuCommunicator(hetcclComm_t comm, int rank, const GpuRuntimeSpec& spec) {
   int bound = -1;
   checkResult(hetcclCommCuDevice(comm, &bound), "hetcclCommCuDevice", comm);
   if (bound < 0)
-    throw std::runtime_error("rank " + std::to_string(rank) +
-                             ": --device cuda, but the communicator holds host ranks (HETCCL_DEVICE=host, or the "
-                             "CUDA plugin libhetccl-cuda.so did not load: see HETCCL_DEBUG=INFO)");
+    throw std::runtime_error("rank " + std::to_string(rank) + ": --device " + spec.device +
+                             ", but the communicator holds host ranks (HETCCL_DEVICE=host, or the " + spec.displayName +
+                             " plugin " + spec.plugin + " did not load: see HETCCL_DEBUG=INFO)");
 }
 
 int runPerf(const PerfOptions& o) {
@@ -126,18 +149,23 @@ int runPerf(const PerfOptions& o) {
   try {
     RunContext ctx{comm, env.rank, env.size, o.root, o.type, o.op, hetcclSum, device.stream()};
     ctx.redOp = makeRedOp(o, comm, env.rank);
-    if (device.cuda()) requireGpuCommunicator(comm, env.rank);
+    if (device.gpu()) requireGpuCommunicator(comm, env.rank, device.gpu()->spec());
     PerfRun run;
     run.collective = o.collective;
     run.typeName = o.type.name;
     run.opName = collective->usesOp() ? opName(o.op) : "none";
     run.root = collective->usesRoot() ? o.root : -1;
     run.nranks = env.size;
+    if (device.gpu()) {
+      run.buffers = device.gpu()->spec().device;
+      run.buffersName = device.gpu()->spec().displayName;
+      run.buffersChoice = device.choice();
+    }
     run.rankLines = gatherRankLines(comm, env.rank, env.size);
     const bool printing = env.rank == 0;
     if (printing) printHeader(stdout, o, run);
 
-    PerfRunner runner(o, *collective, ctx, device.cuda());
+    PerfRunner runner(o, *collective, ctx, device.gpu());
     for (size_t bytes : sweepSizes(o)) {
       run.sizes.push_back(runner.measure(bytes));
       if (printing) printRow(stdout, run, run.sizes.back());

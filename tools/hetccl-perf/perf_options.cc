@@ -58,12 +58,24 @@ OpKind parseOp(const std::string& text) {
 BufferPlace parseBufferPlace(const std::string& text) {
   if (text == "host") return BufferPlace::Host;
   if (text == "cuda") return BufferPlace::Cuda;
-  throw std::invalid_argument("--device: expects host or cuda, got '" + text + "'");
+  if (text == "hip") return BufferPlace::Hip;
+  if (text == "gpu") return BufferPlace::Gpu;
+  throw std::invalid_argument("--device: expects host, cuda, hip or gpu, got '" + text + "'");
 }
 
 }  // namespace
 
 const char* opName(OpKind op) noexcept { return kOpNames[static_cast<size_t>(op)].data(); }
+
+const char* bufferPlaceName(BufferPlace place) noexcept {
+  switch (place) {
+    case BufferPlace::Host: return "host";
+    case BufferPlace::Cuda: return "cuda";
+    case BufferPlace::Hip: return "hip";
+    case BufferPlace::Gpu: break;
+  }
+  return "gpu";
+}
 
 bool isKnownCollective(const std::string& name) {
   for (auto c : kCollectives)
@@ -96,7 +108,7 @@ PerfOptions parsePerfOptions(int argc, const char* const* argv) {
       continue;
     }
     if (arg == "-G") {  // a flag without value
-      o.buffers = BufferPlace::Cuda;
+      o.buffers = BufferPlace::Gpu;
       continue;
     }
     if (arg.empty() || arg[0] != '-') {
@@ -153,8 +165,12 @@ std::string perfUsage() {
          "  -z 0|1, -p 0|1   accepted for nccl-tests compatibility\n"
          "  --json FILE  write the results as JSON (rank 0)\n"
          "  --plot FILE  draw bus bandwidth against size as SVG (rank 0)\n"
-         "  -G, --device cuda   buffers in GPU memory (device HETCCL_LOCAL_RANK % device count, one stream;\n"
-         "               time = n calls then one stream sync); default --device host\n"
+         "  --device host|cuda|hip|gpu   where the buffers live (default host). cuda / hip: GPU memory of that\n"
+         "               vendor's runtime (libcudart / libamdhip64, opened at run time), device HETCCL_LOCAL_RANK %\n"
+         "               device count, calls on one stream, time = n calls then one stream sync. gpu: the GPU\n"
+         "               hetccl gives the rank: HETCCL_DEVICE=cuda|hip picks that vendor, auto (default) CUDA\n"
+         "               when its runtime sees a device, else HIP\n"
+         "  -G           same as --device gpu\n"
          "Run under a launcher, e.g.: hetccl-run -n 2 -- hetccl-perf all_reduce -b 1K -e 256M -f 2\n";
 }
 

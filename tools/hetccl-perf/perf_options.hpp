@@ -1,7 +1,7 @@
 // Command line of hetccl-perf, compatible with nccl-tests' flags:
 //   hetccl-perf COLL [-b MIN] [-e MAX] [-f FACTOR | -i INCREMENT] [-n ITERS] [-w WARMUP] [-c 0|1]
 //               [-d TYPE] [-o OP] [-r ROOT] [-z 0|1] [-p 0|1] [--json FILE] [--plot FILE.svg]
-//               [-G | --device host|cuda]
+//               [-G | --device host|cuda|hip|gpu]
 #pragma once
 
 #include <cstddef>
@@ -23,8 +23,12 @@ struct TypeSpec {
 enum class OpKind { Sum, Prod, Max, Min, Avg, PreMulSum };
 const char* opName(OpKind op) noexcept;
 
-/// Where the send and receive buffers live: host memory, or CUDA device memory (-G / --device cuda).
-enum class BufferPlace { Host, Cuda };
+/// Where the send and receive buffers live: host memory, CUDA or HIP device memory (--device cuda|hip),
+/// or the GPU of the rank as hetccl chooses it from HETCCL_DEVICE (-G / --device gpu; main.cc resolves it
+/// to Cuda or Hip before allocating).
+enum class BufferPlace { Host, Cuda, Hip, Gpu };
+/// "host", "cuda", "hip", "gpu": the --device value.
+const char* bufferPlaceName(BufferPlace place) noexcept;
 
 struct PerfOptions {
   std::string collective;       ///< all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, alltoallv, sendrecv

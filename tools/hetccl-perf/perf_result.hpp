@@ -32,6 +32,9 @@ struct PerfRun {
   std::string opName;       ///< "none" for collectives without a reduction
   int root = -1;            ///< -1 for collectives without a root
   int nranks = 0;
+  std::string buffers = "host";  ///< where the buffers live: "host", "cuda", "hip" (-G resolved)
+  std::string buffersName;       ///< "CUDA" / "HIP" for device buffers
+  std::string buffersChoice;     ///< -G / --device gpu: why this vendor ("--device gpu: HETCCL_DEVICE=..."); else empty
   std::vector<std::string> rankLines;  ///< "#  Rank  0 ..." lines
   std::vector<SizeResult> sizes;
 

@@ -28,32 +28,32 @@ void checkResult(hetcclResult_t result, const char* what, hetcclComm_t comm) {
 }
 
 PerfRunner::PerfRunner(const PerfOptions& options, const Collective& collective, const RunContext& ctx,
-                       CudaRuntime* cuda)
-    : options_(options), collective_(collective), ctx_(ctx), cuda_(cuda) {
+                       GpuRuntimeApi* gpu)
+    : options_(options), collective_(collective), ctx_(ctx), gpu_(gpu) {
   const Layout largest = collective.layout(options.maxBytes / ctx.type.size, ctx.nranks);
   const size_t elements = std::max(largest.sendCount, largest.recvCount);
   const size_t bytes = std::max<size_t>(elements * ctx.type.size, 1);
   sendBuffer_.resize(bytes);
   recvBuffer_.resize(bytes);
-  if (cuda_) {
-    sendDevice_ = DeviceMemory(*cuda_, bytes);
-    recvDevice_ = DeviceMemory(*cuda_, bytes);
+  if (gpu_) {
+    sendDevice_ = DeviceMemory(*gpu_, bytes);
+    recvDevice_ = DeviceMemory(*gpu_, bytes);
   }
 }
 
 void PerfRunner::upload(const Layout& layout, bool inPlace) {
-  if (!cuda_) return;
+  if (!gpu_) return;
   const size_t eltSize = ctx_.type.size;
   if (inPlace) {  // one buffer holds both the inputs and the sentinels
-    cuda_->copyToDevice(recvDevice_.data(), recvBuffer_.data(), std::max(layout.sendCount, layout.recvCount) * eltSize);
+    gpu_->copyToDevice(recvDevice_.data(), recvBuffer_.data(), std::max(layout.sendCount, layout.recvCount) * eltSize);
     return;
   }
-  cuda_->copyToDevice(sendDevice_.data(), sendBuffer_.data(), layout.sendCount * eltSize);
-  cuda_->copyToDevice(recvDevice_.data(), recvBuffer_.data(), layout.recvCount * eltSize);
+  gpu_->copyToDevice(sendDevice_.data(), sendBuffer_.data(), layout.sendCount * eltSize);
+  gpu_->copyToDevice(recvDevice_.data(), recvBuffer_.data(), layout.recvCount * eltSize);
 }
 
 void PerfRunner::waitForStream() {
-  if (cuda_) cuda_->synchronizeStream(ctx_.stream);
+  if (gpu_) gpu_->synchronizeStream(ctx_.stream);
 }
 
 void PerfRunner::runOnce(const void* send, void* recv, const Layout& layout) {
@@ -91,7 +91,7 @@ PlaceResult PerfRunner::measurePlace(const Layout& layout, bool inPlace, size_t 
   unsigned char* hostRecv = recvBuffer_.data() + recvOffset;
   unsigned char* send = hostSend;
   unsigned char* recv = hostRecv;
-  if (cuda_) {
+  if (gpu_) {
     send = (inPlace ? recvDevice_.data() : sendDevice_.data()) + sendOffset;
     recv = recvDevice_.data() + recvOffset;
   }
@@ -114,7 +114,7 @@ PlaceResult PerfRunner::measurePlace(const Layout& layout, bool inPlace, size_t 
     upload(layout, inPlace);
     runOnce(send, recv, layout);
     waitForStream();
-    if (cuda_) cuda_->copyToHost(hostRecv, recv, layout.recvCount * eltSize);
+    if (gpu_) gpu_->copyToHost(hostRecv, recv, layout.recvCount * eltSize);
     const size_t counted = injectWrong(hostRecv, layout, collective_.countWrong(ctx_, hostRecv, layout));
     r.wrongHere = static_cast<int64_t>(counted);
     r.wrong = sumOverRanks(injectingHere(ctx_.rank) ? 0 : r.wrongHere);

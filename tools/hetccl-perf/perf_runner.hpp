@@ -4,16 +4,16 @@
 // through hetccl, decides the rank's exit status.
 // Test-only fault injection (tests/mp/verdict): with HETCCL_TEST_WRONG_RANK=R, rank R makes one element
 // of its first checked result wrong and contributes 0 to the summed counts.
-// With device buffers (--device cuda), inputs are still made and checked on the host and copied with
-// cudaMemcpy outside the timed region; the timed region is n calls issued back to back on ctx.stream
-// followed by one stream synchronisation, as nccl-tests times.
+// With device buffers (--device cuda|hip|gpu), inputs are still made and checked on the host and copied
+// with cudaMemcpy / hipMemcpy outside the timed region; the timed region is n calls issued back to back
+// on ctx.stream followed by one stream synchronisation, as nccl-tests times.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
 #include "collective.hpp"
-#include "cuda_runtime.hpp"
+#include "gpu_runtime_api.hpp"
 #include "perf_options.hpp"
 #include "perf_result.hpp"
 
@@ -22,10 +22,10 @@ namespace hetccl::perf {
 class PerfRunner {
  public:
   /// `ctx` describes this rank and the communicator; buffers for up to options.maxBytes are allocated on
-  /// the host, and also on the current CUDA device when `cuda` is given (then ctx.stream must be a stream
+  /// the host, and also on the current GPU device when `gpu` is given (then ctx.stream must be a stream
   /// of that device, and the runner synchronises it before every host-side step).
   PerfRunner(const PerfOptions& options, const Collective& collective, const RunContext& ctx,
-             CudaRuntime* cuda = nullptr);
+             GpuRuntimeApi* gpu = nullptr);
 
   /// Measures one size (bytes of the message, rounded down as the collective's layout requires). Every
   /// rank must call it with the same size. Throws std::runtime_error when a hetccl call fails.
@@ -52,7 +52,7 @@ class PerfRunner {
   RunContext ctx_;
   std::vector<unsigned char> sendBuffer_;
   std::vector<unsigned char> recvBuffer_;
-  CudaRuntime* cuda_ = nullptr;  ///< null: the host buffers are the ones passed to hetccl
+  GpuRuntimeApi* gpu_ = nullptr;  ///< null: the host buffers are the ones passed to hetccl
   DeviceMemory sendDevice_;
   DeviceMemory recvDevice_;
 };

@@ -79,8 +79,9 @@ void printHeader(std::FILE* out, const PerfOptions& o, const PerfRun& run) {
   else std::fprintf(out, "%zu(bytes)", o.stepBytes);
   std::fprintf(out, " warmup iters: %d iters: %d validation: %d blocking: %d\n#\n# Using devices\n", o.warmupIters,
                o.iters, o.check ? 1 : 0, o.blocking);
-  if (o.buffers == BufferPlace::Cuda)
-    std::fprintf(out, "# buffers: CUDA device memory; calls on one stream; time = %d calls, then a stream sync\n",
+  if (run.buffers != "host")
+    std::fprintf(out, "# buffers: %s device memory%s; calls on one stream; time = %d calls, then a stream sync\n",
+                 run.buffersName.c_str(), run.buffersChoice.empty() ? "" : (" (" + run.buffersChoice + ")").c_str(),
                  o.iters);
   for (const auto& line : run.rankLines) std::fprintf(out, "%s\n", line.c_str());
   std::fprintf(out, "#\n");
@@ -114,7 +115,7 @@ std::string toJson(const PerfOptions& o, const PerfRun& run) {
   os << "{\n  \"tool\": \"hetccl-perf\",\n  \"collective\": \"" << jsonEscape(run.collective) << "\",\n  \"nranks\": "
      << run.nranks << ",\n  \"type\": \"" << run.typeName << "\",\n  \"redop\": \"" << run.opName
      << "\",\n  \"root\": " << run.root << ",\n  \"iters\": " << o.iters << ",\n  \"warmup_iters\": " << o.warmupIters
-     << ",\n  \"check\": " << (o.check ? "true" : "false") << ",\n  \"results\": [";
+     << ",\n  \"check\": " << (o.check ? "true" : "false") << ",\n  \"buffers\": \"" << jsonEscape(run.buffers) << "\",\n  \"results\": [";
   for (size_t i = 0; i < run.sizes.size(); ++i) {
     const auto& s = run.sizes[i];
     os << (i ? "," : "") << "\n    {\"size\": " << s.bytes << ", \"count\": " << s.count << ", ";
