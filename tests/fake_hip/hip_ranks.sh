@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# hip_ranks.sh BUILD_DIR: whole jobs of HIP ranks on the fake HIP runtime. Every process finds the fake as
+# libamdhip64.so.7 (a link in BUILD_DIR/fake_rocm put first on LD_LIBRARY_PATH), exactly as the HIP plugin and
+# hetccl-perf --device hip find a real ROCm: HETCCL_DEVICE=hip, the HIP plugin loaded by the core, device
+# buffers from the fake, the stream pipeline's copies, flag waits and reduction kernels run by the fake's
+# stream threads. Each hetccl-perf run checks every result (-c 1) and exits nonzero on a wrong element.
+# Layouts: 3 ranks in 3 domains (pipeline), 2 ranks in the default domain 'hip' (no RCCL: pipeline in one
+# domain), and HETCCL_DEVICE=auto finding the HIP GPU (no CUDA plugin).
+set -euo pipefail
+build=$(cd "$1" && pwd)
+fake="$build/tests/fake_hip/libhetccl-fakehip.so"
+[[ -e $build/libhetccl-hip.so && -e $fake ]] || { echo "no HIP plugin or fake runtime in $build: skipped"; exit 77; }
+mkdir -p "$build/fake_rocm"
+ln -sfn "$fake" "$build/fake_rocm/libamdhip64.so.7"
+export LD_LIBRARY_PATH="$build/fake_rocm${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export HETCCL_HIP_PLUGIN="$build/libhetccl-hip.so" HETCCL_HIPRTC_LIB="$build/fake_rocm/libamdhip64.so.7"
+export HETCCL_TIMEOUT=60 HETCCL_DEBUG=WARN
+run="$build/tools/hetccl-run" perf="$build/tools/hetccl-perf"
+failed=0
+check() {  # check WHAT EXPECTED_PATH hetccl-run ARGS...
+  local what=$1 expect=$2 out
+  shift 2
+  if ! out=$(HETCCL_DEBUG=INFO timeout 150 "$@" 2>&1); then
+    echo "FAIL $what"; echo "$out" | grep -vE " INFO " | tail -15; failed=1; return
+  fi
+  if ! grep -q "device calls: $expect" <<<"$out"; then
+    echo "FAIL $what: expected the path '$expect'"; grep -m3 "device calls:\|device: " <<<"$out"; failed=1; return
+  fi
+  grep -q "GPU plugin 'hip' loaded" <<<"$out" || { echo "FAIL $what: the HIP plugin did not load"; failed=1; return; }
+  echo "ok   $what"
+}
+for coll in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+  check "$coll, 3 HIP ranks in 3 domains" "stream pipeline" \
+    env HETCCL_DEVICE=hip "$run" -n 3 --domains 3 --timeout 140 -- "$perf" $coll --device hip -b 8 -e 256K -f 32 -n 2 -w 1 -c 1
+done
+for t in "-d bfloat16 -o avg" "-d int64 -o max" "-d f8e4m3 -o sum" "-d double -o premulsum"; do
+  check "all_reduce $t, 3 HIP ranks in 3 domains" "stream pipeline" \
+    env HETCCL_DEVICE=hip "$run" -n 3 --domains 3 --timeout 140 -- "$perf" all_reduce $t --device hip -b 8 -e 64K -f 64 -n 2 -w 1 -c 1
+done
+check "all_reduce, 2 HIP ranks in the default domain" "stream pipeline" \
+  env HETCCL_DEVICE=hip "$run" -n 2 --timeout 140 -- "$perf" all_reduce --device hip -b 8 -e 256K -f 32 -n 2 -w 1 -c 1
+check "all_reduce, HETCCL_DEVICE=auto finds the HIP GPU" "stream pipeline" \
+  env HETCCL_DEVICE=auto HETCCL_CUDA_PLUGIN=/nonexistent/libhetccl-cuda.so "$run" -n 2 --domains 2 --timeout 140 -- \
+  "$perf" all_reduce -G -b 8 -e 64K -f 64 -n 2 -w 1 -c 1
+exit $failed
