@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libssl-dev libgtest-dev libgmock-dev iproute2 procps python3
       clang-14 libclang-rt-14-dev nftables  # libFuzzer builds; packet drops in the namespace fault suite
-      clang-16 lld-16 libamdhip64-dev)  # libhetccl-hip.so: amdgcn kernels (clang/lld 16), HIP headers for its signature check
+      clang-16 lld-16 libamdhip64-dev  # libhetccl-hip.so: amdgcn kernels (clang/lld 16), HIP headers for its signature check
+      rocm-device-libs)  # a real hiprtc compiles the plugin's embedded kernel source (tests/unit/hip_plugin)
 if [[ "${HETCCL_BENCH_DEPS:-0}" == 1 ]]; then
   pkgs+=(openmpi-bin libopenmpi-dev libgloo-dev)
 fi
