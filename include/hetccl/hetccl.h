@@ -3,9 +3,11 @@
  *
  * The API mirrors NCCL's (same semantics, same result/type/op values) under a `hetccl` prefix. Ranks
  * are grouped into domains (HETCCL_DOMAIN, default: the rank's device kind); inside a domain hetccl
- * delegates to the vendor library (NCCL) where there is one, between domains it moves the bytes itself.
- * A rank is a GPU rank when the CUDA plugin (libhetccl-cuda.so) loads and sees a device (HETCCL_DEVICE:
- * auto, host, cuda); it is then bound to the device current on the calling thread at init, as with NCCL.
+ * delegates to the vendor library (NCCL for CUDA devices, RCCL for HIP devices) where there is one,
+ * between domains it moves the bytes itself. A rank is a GPU rank when a GPU plugin (libhetccl-cuda.so,
+ * libhetccl-hip.so) loads and sees a device (HETCCL_DEVICE: auto, host, cuda, hip; auto tries CUDA first,
+ * HIP first in the drop-in librccl.so); it is then bound to the device current on the calling thread at
+ * init, as with NCCL.
  *
  * Buffers and streams. Every collective and point-to-point call takes either device buffers (device or
  * managed memory of a GPU rank) or host buffers; one call, or one group, uses one kind (a mix is
@@ -13,7 +15,7 @@
  *   - Device buffers: NCCL's stream semantics. The call validates its arguments, enqueues the operation
  *     on `stream` (NULL: the default stream) and returns at once; the operation starts when the stream
  *     reaches it, and work queued on the stream afterwards sees its result. Wait on the stream
- *     (cudaStreamSynchronize, an event) before reading the output on the host. How the bytes move depends
+ *     (cudaStreamSynchronize / hipStreamSynchronize, an event) before reading the output on the host. How the bytes move depends
  *     on the job's layout, chosen once at init (hetccl-info --comm prints it, HETCCL_DEBUG=INFO logs it):
  *     the vendor library on the caller's stream (every rank a GPU rank of one domain), the stream
  *     pipeline (GPU ranks of one host in several domains, optionally with the vendor library inside each
