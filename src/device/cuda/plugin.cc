@@ -64,45 +64,4 @@ int setDevice(int device) { return check(gpuSetDevice(device), "cudaSetDevice");
 }  // namespace
 }  // namespace hetccl::cuda_plugin
 
-namespace plugin = hetccl::cuda_plugin;
-
-extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_t hetcclGpuPlugin_v2 = {
-    .version = HETCCL_GPU_PLUGIN_VERSION,
-    .name = "cuda",
-    .init = plugin::init,
-    .lastError = plugin::lastErrorText,
-    .versions = plugin::versions,
-    .deviceCount = plugin::deviceCount,
-    .getDevice = plugin::getDevice,
-    .setDevice = plugin::setDevice,
-    .allocDevice = plugin::allocDevice,
-    .freeDevice = plugin::freeDevice,
-    .allocPinned = plugin::allocPinned,
-    .freePinned = plugin::freePinned,
-    .hostRegister = plugin::hostRegister,
-    .hostUnregister = plugin::hostUnregister,
-    .pointerQuery = plugin::pointerQuery,
-    .streamCreate = plugin::streamCreate,
-    .streamDestroy = plugin::streamDestroy,
-    .streamSynchronize = plugin::streamSynchronize,
-    .streamQuery = plugin::streamQuery,
-    .eventCreate = plugin::eventCreate,
-    .eventDestroy = plugin::eventDestroy,
-    .eventRecord = plugin::eventRecord,
-    .eventQuery = plugin::eventQuery,
-    .eventSynchronize = plugin::eventSynchronize,
-    .streamWaitEvent = plugin::streamWaitEvent,
-    .memcpyAsync = plugin::memcpyAsync,
-    .memsetAsync = plugin::memsetAsync,
-    .memcpySync = plugin::memcpySync,
-    .memsetSync = plugin::memsetSync,
-    .streamWaitFlag = plugin::streamWaitFlag,
-    .streamWriteFlag = plugin::streamWriteFlag,
-    .flagMethod = plugin::flagMethod,
-    .reduce = plugin::reduce,
-    .scale = plugin::scale,
-    .divide = plugin::divide,
-    .streamOps = plugin::streamOps,
-    .streamCaptureInfo = plugin::streamCaptureInfo,
-    .devicePointer = plugin::devicePointer,
-};
+HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::cuda_plugin, "cuda")

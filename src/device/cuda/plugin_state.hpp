@@ -3,25 +3,22 @@
 
 #include "device/base/gpu_plugin.h"
 #include "device/gpu/gpu_alias.hpp"
+#include "device/gpu/plugin_support.hpp"
 
 namespace hetccl::cuda_plugin {
 
-/// Stores the core's logger (nullptr: no logging).
-void setLogger(hetcclGpuLogger_v1_t logger) noexcept;
-/// Formats and passes one line to the logger, if any (printf-style).
-void logf(int level, const char* file, int line, const char* format, ...) noexcept
-    __attribute__((format(printf, 4, 5)));
+// The logger and the thread's last error are shared by the plugins (src/device/gpu/plugin_support.hpp).
+using gpu_plugin::fail;
+using gpu_plugin::lastError;
+using gpu_plugin::logf;
+using gpu_plugin::setLogger;
 #define CUDA_PLUGIN_INFO(...) ::hetccl::cuda_plugin::logf(HETCCL_GPU_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__)
 #define CUDA_PLUGIN_WARN(...) ::hetccl::cuda_plugin::logf(HETCCL_GPU_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__)
 
-/// Records "<call>: <detail>" as the thread's last error and returns `code`.
-int fail(int code, const char* call, const char* detail) noexcept;
 /// HETCCL_GPU_OK for gpuSuccess; otherwise clears the runtime's sticky last error, records
 /// "<call>: <error name>: <error text>" and returns the matching HETCCL_GPU_ERR_* code
 /// (NOT_READY is returned without recording anything).
 int check(gpuError_t err, const char* call) noexcept;
-/// The thread's last error text ("" when none).
-const char* lastError() noexcept;
 /// Loads the plugin's kernels on the current device once, before its first polling kernel (flags.cc).
 int preloadKernelsOnce();
 

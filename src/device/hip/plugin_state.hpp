@@ -3,6 +3,7 @@
 #pragma once
 
 #include "device/base/gpu_plugin.h"
+#include "device/gpu/plugin_support.hpp"
 #include "device/hip/hip_api.hpp"
 
 namespace hetccl::hip_plugin {
@@ -11,22 +12,18 @@ namespace hetccl::hip_plugin {
 /// lastError is called by the core only then; REQUIRED members are non-null, OPTIONAL ones may be null.
 const api::Runtime& rt() noexcept;
 
-/// Stores the core's logger (nullptr: no logging).
-void setLogger(hetcclGpuLogger_v1_t logger) noexcept;
-/// Formats and passes one line to the logger, if any (printf-style).
-void logf(int level, const char* file, int line, const char* format, ...) noexcept
-    __attribute__((format(printf, 4, 5)));
+// The logger and the thread's last error are shared by the plugins (src/device/gpu/plugin_support.hpp).
+using gpu_plugin::fail;
+using gpu_plugin::lastError;
+using gpu_plugin::logf;
+using gpu_plugin::setLogger;
 #define HIP_PLUGIN_INFO(...) ::hetccl::hip_plugin::logf(HETCCL_GPU_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__)
 #define HIP_PLUGIN_WARN(...) ::hetccl::hip_plugin::logf(HETCCL_GPU_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__)
 
-/// Records "<call>: <detail>" as the thread's last error and returns `code`.
-int fail(int code, const char* call, const char* detail) noexcept;
 /// HETCCL_GPU_OK for hipSuccess; otherwise clears the runtime's last error, records
 /// "<call>: <hipGetErrorName>: <hipGetErrorString>" and returns the matching HETCCL_GPU_ERR_* code
 /// (hipErrorNotReady returns HETCCL_GPU_ERR_NOT_READY without recording anything).
 int check(api::hipError_t err, const char* call) noexcept;
-/// The thread's last error text ("" when none).
-const char* lastError() noexcept;
 
 /// Relaxes the calling thread's stream-capture mode for its lifetime (allocation and creation calls stay
 /// legal while a stream is being captured in the global mode); restores the previous mode.

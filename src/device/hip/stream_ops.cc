@@ -12,16 +12,6 @@ int nativeWrite(void* stream, uint64_t* deviceWord, uint64_t value);
 
 namespace {
 
-bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; }
-
-/// Why `op` is malformed, or nullptr.
-const char* invalid(const hetcclGpuStreamOp_t& op) {
-  if (op.kind < HETCCL_GPU_OP_WAIT_GEQ || op.kind > HETCCL_GPU_OP_STAMP_CHECK) return "unknown operation kind";
-  if (!op.word || !aligned(op.word)) return "word is null or not 8-byte aligned";
-  if (op.kind == HETCCL_GPU_OP_STAMP_CHECK && (!op.report || !aligned(op.report)))
-    return "STAMP_CHECK without an aligned report record";
-  return nullptr;
-}
 
 }  // namespace
 
@@ -29,10 +19,7 @@ const char* invalid(const hetcclGpuStreamOp_t& op) {
 // batched form on every supported version); stamp checks, and everything where the device has no stream
 // wait-value support, run in the one-thread kernel.
 int streamOps(void* stream, const hetcclGpuStreamOp_t* ops, unsigned count) {
-  if (!ops || count == 0 || count > HETCCL_GPU_MAX_STREAM_OPS)
-    return fail(HETCCL_GPU_ERR_ARGUMENT, "streamOps", "null operations or a count outside 1..MAX_STREAM_OPS");
-  for (unsigned i = 0; i < count; ++i)
-    if (const char* why = invalid(ops[i])) return fail(HETCCL_GPU_ERR_ARGUMENT, "streamOps", why);
+  if (const char* why = gpu_plugin::invalidStreamOps(ops, count)) return fail(HETCCL_GPU_ERR_ARGUMENT, "streamOps", why);
   const bool native = nativeOnCurrentDevice();
   auto inKernel = [&](const hetcclGpuStreamOp_t& op) {
     return !native || op.kind == HETCCL_GPU_OP_STAMP_CHECK || (op.flags & HETCCL_GPU_FLAG_FORCE_KERNEL);
