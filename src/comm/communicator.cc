@@ -59,8 +59,8 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
 
 void Communicator::setUp(const CommOptions& options) {
   checkConfigAgrees(*boot_, config());  // before anything depends on them: every rank fails alike
-  std::string forced = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
-  links_ = std::make_unique<LinkSet>(*boot_, forced, &aborted_, Deadline::fromConfig());
+  transport_ = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
+  links_ = std::make_unique<LinkSet>(*boot_, transport_, &aborted_, Deadline::fromConfig());
   exec_.timeoutMs = config().timeoutMs();
   exec_.abortFlag = &aborted_;
   exec_.scratch = &scratch_;
@@ -84,10 +84,14 @@ std::unique_ptr<Communicator> Communicator::create(const bootstrap::UniqueId& id
   const hetcclGpuPlugin_t* gpu = selectDevice(kind, device);
   PeerInfo self = bootstrap::detectSelf(rank, kind, device);
   std::shared_ptr<bootstrap::Bootstrap> boot = bootstrap::connect(id, rank, nranks, self, Deadline::fromConfig());
-  return std::unique_ptr<Communicator>(new Communicator(std::move(boot), options, gpu));
+  auto comm = std::unique_ptr<Communicator>(new Communicator(std::move(boot), options, gpu));
+  static constexpr char kLabel[] = "hetccl service key v1";
+  comm->serviceKey_ = bootstrap::hmacSha256(id.secret, {std::span(reinterpret_cast<const unsigned char*>(kLabel), sizeof kLabel - 1)});
+  return comm;
 }
 
 Communicator::~Communicator() {
+  if (auto rma = this->rma()) rma->stop("the communicator was destroyed");  // before what it uses goes
   // A failed communicator's peers may be gone: its vendor communicators are aborted, not finalized with
   // them (an aborted one was aborted by abort() already).
   if (executor_ && asyncError() != Result::Success && !aborted_.load()) executor_->abort();
@@ -97,6 +101,7 @@ std::string_view Communicator::transportTo(int peer) const { return links_->tran
 
 void Communicator::finalize() {
   if (finalized_) return;
+  if (auto rma = this->rma()) rma->stop(concat("rank ", rank(), " finalized its communicator"));
   try {
     if (executor_) executor_->drain();  // queued device work finishes first (or is released on failure)
   } catch (const Error& e) {
@@ -124,8 +129,25 @@ void Communicator::finalize() {
 
 void Communicator::abort() {
   aborted_.store(true);
+  if (auto rma = this->rma()) rma->abort();
   if (executor_) executor_->abort();  // vendor communicators; the executors' own waits watch aborted_
   boot_->abort();
+}
+
+void Communicator::attachRma(std::shared_ptr<CommExtension> rma) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (rma_) throw InvalidUsage("RMA is already initialised on this communicator (hetcclRmaInit is called once)");
+  rma_ = std::move(rma);
+}
+
+std::shared_ptr<CommExtension> Communicator::rma() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rma_;
+}
+
+std::string Communicator::rmaPathTo(int peer) const {
+  auto rma = this->rma();
+  return rma ? rma->pathTo(peer) : std::string();
 }
 
 }  // namespace hetccl

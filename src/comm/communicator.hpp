@@ -22,6 +22,8 @@
 #include "algo/topology.hpp"
 #include "algo/tuning.hpp"
 #include "bootstrap/bootstrap.hpp"
+#include "bootstrap/crypto.hpp"
+#include "comm/comm_extension.hpp"
 #include "comm/path_selector.hpp"
 #include "core/result.hpp"
 #include "device/base/gpu_plugin.h"
@@ -98,6 +100,28 @@ class Communicator {
   /// with a message naming the domain. Any thread (the watchdog of GetAsyncError), also while a call
   /// runs or abort() does.
   Result pollAsyncError();
+  /// Throws the sticky error (or InvalidUsage after finalize); see run().
+  void checkUsable() const;
+
+  // --- for services layered on the communicator (src/rma) ---
+  /// The bootstrap of this communicator (collective exchanges of a service's set-up, failure()).
+  bootstrap::Bootstrap& bootstrap() { return *boot_; }
+  /// The abort flag every wait of the communicator watches (set by abort()).
+  const std::atomic<bool>* abortFlag() const { return &aborted_; }
+  /// The transport setting the links were chosen with ("", "auto", "shm", "tcp").
+  const std::string& transportSetting() const { return transport_; }
+  /// A key derived from the job's secret (never on the wire, never logged), the same on every rank of
+  /// the job and in every communicator split from it: services authenticate what they hand out with it.
+  const bootstrap::Secret& serviceKey() const { return serviceKey_; }
+  /// The GPU plugin of this rank, or nullptr on a CPU rank.
+  const hetcclGpuPlugin_t* gpuPlugin() const { return gpu_; }
+  /// Attaches the RMA service (once; InvalidUsage when one is attached). Stopped by finalize() and the
+  /// destructor, aborted by abort().
+  void attachRma(std::shared_ptr<CommExtension> rma);
+  /// The RMA service, or nullptr before hetcclRmaInit.
+  std::shared_ptr<CommExtension> rma() const;
+  /// How RMA reaches `peer` ("rma to rank 3: shm, ..."), or "" before hetcclRmaInit (hetccl-info --comm).
+  std::string rmaPathTo(int peer) const;
 
  private:
   Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
@@ -105,7 +129,6 @@ class Communicator {
   /// The constructor's exchanges over the bootstrap (settings that must agree, links, device
   /// executor); a PeerError from them is reported to the other ranks by the constructor.
   void setUp(const CommOptions& options);
-  void checkUsable() const;
   void runHost(std::span<const algo::CollOp> ops);
   /// Every rank (collective): chooses how device-buffer calls run (path_selector.hpp; the vendor
   /// library's availability is all-gathered when it matters), logs the choice and its reason at INFO
@@ -151,6 +174,9 @@ class Communicator {
   const hetcclGpuPlugin_t* gpu_ = nullptr;  // loaded CUDA runtime plugin, when this rank has a GPU
   PathChoice pathChoice_;
   std::string devicePathName_;
+  std::string transport_;           // the links' transport setting
+  bootstrap::Secret serviceKey_{};  // derived from the job's secret (create(), inherited by split())
+  std::shared_ptr<CommExtension> rma_;  // guarded by mu_; stopped before the members it uses go
   // Declared last: destroyed first, while the links and the bootstrap its work uses still exist. Null on
   // CPU ranks (their calls never have device buffers).
   std::unique_ptr<DeviceExecutor> executor_;

@@ -29,6 +29,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   std::shared_ptr<bootstrap::Bootstrap> child = boot_->split(members, tag);
   auto comm = std::unique_ptr<Communicator>(new Communicator(std::move(child), options, gpu_));
   comm->parentBoot_ = boot_;  // the child bootstrap shares the parent's sockets
+  comm->serviceKey_ = serviceKey_;  // one job, one key (descriptors also name their communicator)
   return comm;
 }
 

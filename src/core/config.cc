@@ -36,6 +36,10 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_LOCAL_RANK", "", "", "rank among the processes of this host, set by hetccl-run (tools read it)"},
     ConfigVar{"HETCCL_LOCAL_SIZE", "", "", "processes on this host, set by hetccl-run (tools read it)"},
     ConfigVar{"HETCCL_TRANSPORT", "", "auto", "transport between ranks: auto (shm on one host, else tcp), shm, tcp"},
+    ConfigVar{"HETCCL_RMA_PIECE_BYTES", "", "1M",
+              "RMA (hetccl_rma.h): largest transport message of a put/get, 4K..64M; larger ranges are cut"},
+    ConfigVar{"HETCCL_RMA_PACK_BYTES", "", "64K",
+              "RMA: ranges of a batch up to this size are packed into shared messages (0: never), up to 64M"},
     ConfigVar{"HETCCL_TCP_SOCKETS", "NCCL_NSOCKS_PERTHREAD", "4", "tcp sockets (and threads) per peer and direction, 1..16"},
     ConfigVar{"HETCCL_SHM_SLOT_BYTES", "", "512K", "bytes per shared-memory ring slot"},
     ConfigVar{"HETCCL_SHM_SLOTS", "", "8", "slots per shared-memory ring (one ring per peer and direction)"},
@@ -95,6 +99,8 @@ constexpr std::array kSizeBounds{
     SizeBound{"HETCCL_GPU_MIN_CHUNK_BYTES", 4 * kKiB, kGiB, "every chunk costs a few stream operations"},
     SizeBound{"HETCCL_GPU_SLOTS", 2, 1024, "every peer and direction gets a pinned ring of this many slots"},
     SizeBound{"HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, 64 * kGiB, "a threshold on message size"},
+    SizeBound{"HETCCL_RMA_PIECE_BYTES", 4 * kKiB, 64 * kMiB, "every RMA piece costs a message; each holds a staging buffer"},
+    SizeBound{"HETCCL_RMA_PACK_BYTES", 0, 64 * kMiB, "a threshold on range size"},
 };
 
 const SizeBound* sizeBound(std::string_view name) {

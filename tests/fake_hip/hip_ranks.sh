@@ -5,7 +5,8 @@
 # buffers from the fake, the stream pipeline's copies, flag waits and reduction kernels run by the fake's
 # stream threads. Each hetccl-perf run checks every result (-c 1) and exits nonzero on a wrong element.
 # Layouts: 3 ranks in 3 domains (pipeline), 2 ranks in the default domain 'hip' (no RCCL: pipeline in one
-# domain), and HETCCL_DEVICE=auto finding the HIP GPU (no CUDA plugin).
+# domain), HETCCL_DEVICE=auto finding the HIP GPU (no CUDA plugin), and RMA (hetccl_rma.h) on HIP device
+# memory over shm and tcp (rma_device_check.cc).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 fake="$build/tests/fake_hip/libhetccl-fakehip.so"
@@ -42,4 +43,11 @@ check "all_reduce, 2 HIP ranks in the default domain" "stream pipeline" \
 check "all_reduce, HETCCL_DEVICE=auto finds the HIP GPU" "stream pipeline" \
   env HETCCL_DEVICE=auto HETCCL_CUDA_PLUGIN=/nonexistent/libhetccl-cuda.so "$run" -n 2 --domains 2 --timeout 140 -- \
   "$perf" all_reduce -G -b 8 -e 64K -f 64 -n 2 -w 1 -c 1
+rma="$build/tests/fake_hip/rma_device_check"
+if [[ -x $rma ]]; then  # RMA on HIP device memory: staged through pinned memory on both sides
+  for t in shm tcp; do
+    check "rma on HIP device memory, 3 ranks, $t" "stream pipeline" \
+      env HETCCL_DEVICE=hip HETCCL_TRANSPORT=$t HETCCL_UCX=off "$run" -n 3 --domains 3 --timeout 140 -- "$rma"
+  done
+fi
 exit $failed

@@ -1,0 +1,28 @@
+"""hetccl for Python: one collective communicator over GPUs and CPUs of different vendors.
+
+    import numpy as np, hetccl
+    with hetccl.init() as comm:                 # under hetccl-run / torchrun / mpirun / srun
+        x = np.full(4, comm.rank, np.float32)
+        comm.all_reduce(x)                      # in place, on x's memory (any __dlpack__ object)
+
+Binding: ctypes over the C API of libhetccl.so (no compiled extension; see python/README.md for the
+measured per-call overhead). library_path() says which libhetccl.so was loaded.
+"""
+
+from ._comm import (AVG, MAX, MIN, PROD, SUM, Communicator, DataType, PreMulSumOp, ReduceOp, get_unique_id, group,
+                    init, library_path, library_source, version)
+from ._errors import (HetcclError, HetcclSystemError, InProgressError, InternalError, InvalidArgumentError,
+                      InvalidUsageError, RemoteError, UnhandledCudaError)
+from ._launch import LaunchEnv, launch_env, launched
+from ._rma import Memory, RemoteMemory, Request, RmaUnavailableError, rma_available, wait_all
+
+__version__ = "0.1.0"
+SPLIT_NOCOLOR = -1
+
+__all__ = [
+    "AVG", "MAX", "MIN", "PROD", "SUM", "SPLIT_NOCOLOR", "Communicator", "DataType", "PreMulSumOp", "ReduceOp",
+    "get_unique_id", "group", "init", "library_path", "library_source", "version", "HetcclError",
+    "HetcclSystemError", "InProgressError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
+    "RemoteError", "UnhandledCudaError", "LaunchEnv", "launch_env", "launched", "Memory", "RemoteMemory",
+    "Request", "RmaUnavailableError", "rma_available", "wait_all",
+]

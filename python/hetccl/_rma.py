@@ -1,0 +1,274 @@
+"""One-sided API (include/hetccl/hetccl_rma.h): registered memory, descriptors, put/get (single and
+batched), requests and notifications. Bound when the loaded library exports it (rma_available())."""
+
+from __future__ import annotations
+
+import ctypes
+
+from . import _lib
+from ._comm import check
+from ._dlpack import export
+from ._errors import HetcclError, InvalidArgumentError, make_error
+
+MEM_KINDS = {0: "host", 1: "cuda", 2: "hip"}
+
+
+class RmaUnavailableError(HetcclError, NotImplementedError):
+    """The loaded libhetccl does not export the functions of hetccl_rma.h (an older build)."""
+
+    result = 5
+
+
+def rma_available() -> bool:
+    """True when the loaded libhetccl exports every function of hetccl_rma.h."""
+    return not _lib.rma_missing()
+
+
+def require_rma():
+    missing = _lib.rma_missing()
+    if missing:
+        raise RmaUnavailableError(f"{_lib.library_path()} does not export the RMA API of hetccl_rma.h (missing "
+                                  f"{', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}): this library "
+                                  "predates it")
+
+
+class RmaState:
+    def __init__(self, comm):
+        require_rma()
+        self.comm = comm
+        self.closed = False
+
+    def _closing(self):
+        self.closed = True
+
+
+def _ranges(ranges):
+    """(pointer, n, keep) of hetcclRmaRange_t[n]: from (local_offset, remote_offset, nbytes) tuples, or
+    zero-copy from a contiguous (n, 3) uint64/int64 DLPack array."""
+    if hasattr(ranges, "__dlpack__"):
+        v = export(ranges, None, False, "ranges")
+        if v[2] not in (4, 5) or v[1] % 3:
+            raise InvalidArgumentError("ranges: expected an (n, 3) array of int64/uint64 (local_offset, "
+                                       "remote_offset, nbytes)", 4)
+        return v[0], v[1] // 3, v
+    rows = [tuple(r) for r in ranges]
+    for r in rows:
+        if len(r) != 3 or any(int(x) < 0 for x in r):
+            raise InvalidArgumentError(f"ranges: each range is (local_offset, remote_offset, nbytes) >= 0, got {r}", 4)
+    arr = (_lib.RmaRange * max(1, len(rows)))(*[tuple(int(x) for x in r) for r in rows])
+    return ctypes.addressof(arr), len(rows), arr
+
+
+class Request:
+    """One put/get (or batch) in flight. wait() blocks until done (raises its error); test() never
+    blocks. The buffers stay referenced until it is done."""
+
+    __slots__ = ("_r", "_comm_h", "_keep", "_error", "_done")
+
+    def __init__(self, handle, comm_h, keep):
+        self._r = handle
+        self._comm_h = comm_h
+        self._keep = keep
+        self._error = None
+        self._done = False
+
+    def _finish(self, rc):
+        r, self._r = self._r, None
+        if rc:
+            msg = _lib.fn.hetcclGetLastError(self._comm_h)
+            self._error = make_error(rc, msg.decode(errors="replace") if msg else "")
+        else:
+            self._done = True
+        _lib.fn.hetcclRequestFree(r)
+        self._keep = None
+
+    def wait(self):
+        """Blocks until done; raises the request's error (RemoteError naming the peer on failure/timeout)."""
+        if self._r is not None:
+            self._finish(_lib.fn.hetcclRequestWait(self._r))
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def test(self) -> bool:
+        """True once done, False while pending; raises the request's error if it failed."""
+        if self._r is not None:
+            d = ctypes.c_int()
+            rc = _lib.fn.hetcclRequestTest(self._r, ctypes.byref(d))
+            if rc or d.value:
+                self._finish(rc)
+        if self._error is not None:
+            raise self._error
+        return self._done
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def __del__(self):
+        r = self._r
+        if r is not None and _lib is not None and _lib.fn is not None:
+            try:  # finished: freed; still pending: RequestFree refuses (buffers in use) and it leaks
+                d = ctypes.c_int()
+                _lib.fn.hetcclRequestTest(r, ctypes.byref(d))
+                _lib.fn.hetcclRequestFree(r)
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
+
+
+def wait_all(requests):
+    """Waits for every request; raises the first error after all have ended."""
+    first = None
+    for r in requests:
+        try:
+            r.wait()
+        except HetcclError as e:
+            first = first or e
+    if first is not None:
+        raise first
+
+
+class RemoteMemory:
+    """A peer's registration, imported from its descriptor bytes: .rank (owner), .nbytes."""
+
+    def __init__(self, comm, desc):
+        h = comm._rma_live()
+        b = bytes(desc)
+        if len(b) != _lib.MEM_DESC_BYTES:
+            raise InvalidArgumentError(f"descriptor: expected {_lib.MEM_DESC_BYTES} bytes, got {len(b)}", 4)
+        d = _lib.MemDescStruct()
+        ctypes.memmove(ctypes.byref(d), b, len(b))
+        out = ctypes.c_void_p()
+        check(_lib.fn.hetcclMemImport(h, ctypes.byref(d), ctypes.byref(out)), h)
+        self._r = out.value
+        self._comm = comm
+        rank, nbytes = ctypes.c_int(), ctypes.c_size_t()
+        check(_lib.fn.hetcclRemoteMemQuery(self._r, ctypes.byref(rank), ctypes.byref(nbytes)), h)
+        self.rank = rank.value
+        self.nbytes = nbytes.value
+
+    def __repr__(self):
+        return f"<hetccl.RemoteMemory of rank {self.rank}, {self.nbytes} bytes>"
+
+    def release(self):
+        r, self._r = self._r, None
+        if r:
+            rc = _lib.fn.hetcclRemoteMemRelease(r)
+            if rc and self._comm._h and not self._comm._rma.closed:
+                check(rc, self._comm._h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+    def __del__(self):
+        if getattr(self, "_r", None) and _lib is not None and _lib.fn is not None:
+            try:
+                _lib.fn.hetcclRemoteMemRelease(self._r)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+class Memory:
+    """A local registration (hetcclMemRegister) of a DLPack object's memory, kept alive while registered.
+    .descriptor() -> bytes for peers; .kind ("host", "cuda", "hip"); .nbytes."""
+
+    def __init__(self, comm, obj, nbytes=None):
+        h = comm._rma_live()
+        v = comm._view(obj, None, True, "registered buffer")
+        total = v[1] * v[3]
+        n = total if nbytes is None else int(nbytes)
+        if n <= 0 or n > total:
+            raise InvalidArgumentError(f"register: nbytes {n} must be in [1, {total}] (the buffer's size)", 4)
+        out = ctypes.c_void_p()
+        check(_lib.fn.hetcclMemRegister(h, v[0], n, ctypes.byref(out)), h)
+        self._m = out.value
+        self._view = v
+        self._comm = comm
+        self.obj = obj
+        kind, size = ctypes.c_int(), ctypes.c_size_t()
+        check(_lib.fn.hetcclMemQuery(self._m, ctypes.byref(kind), ctypes.byref(size)), h)
+        self.kind = MEM_KINDS.get(kind.value, str(kind.value))
+        self.nbytes = size.value
+        self._desc = None
+
+    def __repr__(self):
+        return f"<hetccl.Memory {self.kind}, {self.nbytes} bytes{'' if self._m else ', deregistered'}>"
+
+    def _live(self):
+        if not self._m:
+            raise InvalidArgumentError("this Memory was deregistered", 4)
+        return self._m
+
+    def descriptor(self) -> bytes:
+        """The registration's descriptor (128 bytes; no secret, no address): give it to the peers."""
+        if self._desc is None:
+            d = _lib.MemDescStruct()
+            check(_lib.fn.hetcclMemExport(self._live(), ctypes.byref(d)), self._comm._h)
+            self._desc = bytes(d.bytes)
+        return self._desc
+
+    def _one(self, func, local_offset, remote, remote_offset, nbytes):
+        m = self._live()
+        if not isinstance(remote, RemoteMemory):
+            raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
+        req = ctypes.c_void_p()
+        rc = func(m, int(local_offset), remote._r, int(remote_offset), int(nbytes), ctypes.byref(req))
+        if rc:
+            check(rc, self._comm._h)
+        return Request(req.value, self._comm._h, (self, remote))
+
+    def put(self, local_offset: int, remote, remote_offset: int, nbytes: int) -> Request:
+        """Writes nbytes from this registration at local_offset to `remote` at remote_offset."""
+        return self._one(_lib.fn.hetcclPut, local_offset, remote, remote_offset, nbytes)
+
+    def get(self, local_offset: int, remote, remote_offset: int, nbytes: int) -> Request:
+        """Reads nbytes from `remote` at remote_offset into this registration at local_offset."""
+        return self._one(_lib.fn.hetcclGet, local_offset, remote, remote_offset, nbytes)
+
+    def _batch(self, func, remote, ranges):
+        m = self._live()
+        if not isinstance(remote, RemoteMemory):
+            raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
+        ptr, n, keep = _ranges(ranges)
+        req = ctypes.c_void_p()
+        rc = func(m, remote._r, ptr, n, ctypes.byref(req))
+        if rc:
+            check(rc, self._comm._h)
+        return Request(req.value, self._comm._h, (self, remote, keep))
+
+    def put_batch(self, remote, ranges) -> Request:
+        """Many puts as one request: ranges of (local_offset, remote_offset, nbytes), applied in order."""
+        return self._batch(_lib.fn.hetcclPutBatch, remote, ranges)
+
+    def get_batch(self, remote, ranges) -> Request:
+        """Many gets as one request: ranges of (local_offset, remote_offset, nbytes)."""
+        return self._batch(_lib.fn.hetcclGetBatch, remote, ranges)
+
+    def deregister(self):
+        """Ends the registration (remote accesses fail as stale afterwards) and releases the buffer."""
+        m = self._m
+        if not m:
+            return
+        rc = _lib.fn.hetcclMemDeregister(m)
+        if rc and self._comm._h and not self._comm._rma.closed:
+            check(rc, self._comm._h)  # e.g. local requests still pending: still registered
+        self._m = None
+        self._view = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deregister()
+        return False
+
+    def __del__(self):
+        if getattr(self, "_m", None) and _lib is not None and _lib.fn is not None:
+            try:
+                _lib.fn.hetcclMemDeregister(self._m)
+            except Exception:  # noqa: BLE001
+                pass

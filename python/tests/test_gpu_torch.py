@@ -1,0 +1,124 @@
+"""Device buffers through torch (CUDA or ROCm builds of torch): in place on the tensor's memory, on the
+producer's current stream by default or on stream=, async (enqueued), DLPack stream handoff, RMA on device
+memory. Skipped without torch or a GPU, or on CPU ranks (HETCCL_DEVICE=host, no GPU plugin): run these on a
+machine with a GPU, e.g. bash python/ci/run_pytest_job.sh build . 2 2 after a build with the CUDA plugin."""
+
+import numpy as np
+import pytest
+
+import hetccl
+
+torch = pytest.importorskip("torch", reason="needs torch (GPU tests)")
+
+
+@pytest.fixture(scope="module")
+def gcomm(comm):
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    if comm.device < 0:
+        pytest.skip("this rank is a CPU rank (HETCCL_DEVICE=host or no GPU plugin): no device buffers")
+    assert torch.cuda.current_device() == comm.device
+    return comm
+
+
+def dev(c):
+    return torch.device("cuda", c.device)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "int64", "uint8"])
+def test_all_reduce_device_in_place(gcomm, dtype):
+    c = gcomm
+    dt = getattr(torch, dtype)
+    x = torch.full((1000,), c.rank + 1, dtype=dt, device=dev(c))
+    ptr = x.data_ptr()
+    assert c.all_reduce(x) is x and x.data_ptr() == ptr
+    torch.cuda.current_stream().synchronize()
+    assert (x.cpu().double() == sum(r + 1 for r in range(c.size))).all()
+
+
+def test_side_stream_and_producer_order(gcomm):
+    """Work queued on a side stream before the call is seen by it (stream= that stream); the result is
+    ready on that stream, not necessarily on the host when the call returns."""
+    c = gcomm
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x = torch.zeros(1 << 20, device=dev(c))
+        torch.cuda._sleep(50_000_000)  # a long kernel ahead of the fill
+        x.fill_(c.rank + 1.0)
+        c.all_reduce(x, stream=s)  # default (no stream=) would also be s: torch's current stream here
+    s.synchronize()
+    assert (x == sum(r + 1 for r in range(c.size))).all().item()
+    y = torch.full((16,), float(c.rank), device=dev(c))
+    c.all_reduce(y, "max", stream=s.cuda_stream)  # an int handle
+    s.synchronize()
+    assert (y == c.size - 1).all().item()
+
+
+def test_default_stream_is_producers_current(gcomm):
+    c = gcomm
+    s = torch.cuda.Stream()
+    x = torch.ones(8, device=dev(c))
+    with torch.cuda.stream(s):
+        c.all_reduce(x)  # enqueued on s (torch's current stream)
+        s.synchronize()
+    assert (x == c.size).all().item()
+
+
+def test_device_collectives(gcomm):
+    c = gcomm
+    d = dev(c)
+    send = torch.full((5,), c.rank, dtype=torch.int32, device=d)
+    out = torch.empty(5 * c.size, dtype=torch.int32, device=d)
+    c.all_gather(send, out)
+    big = torch.arange(4 * c.size, dtype=torch.float32, device=d)
+    rs = torch.empty(4, dtype=torch.float32, device=d)
+    c.reduce_scatter(big, rs)
+    sc = [r + 1 for r in range(c.size)]
+    rc = [c.rank + 1] * c.size
+    a2a_send = torch.full((sum(sc),), c.rank, dtype=torch.float16, device=d)
+    a2a_out = torch.empty(sum(rc), dtype=torch.float16, device=d)
+    c.all_to_allv(a2a_send, sc, a2a_out, rc)
+    torch.cuda.current_stream().synchronize()
+    assert out.cpu().tolist() == [r for r in range(c.size) for _ in range(5)]
+    np.testing.assert_array_equal(rs.cpu().numpy(), (np.arange(4) + 4 * c.rank) * c.size)
+    assert a2a_out.cpu().tolist() == [float(p) for p in range(c.size) for _ in range(c.rank + 1)]
+
+
+def test_wrong_device_and_grad(gcomm):
+    c = gcomm
+    if torch.cuda.device_count() > 1:
+        other = (c.device + 1) % torch.cuda.device_count()
+        with pytest.raises(hetccl.InvalidArgumentError, match="device"):
+            c.all_reduce(torch.ones(4, device=torch.device("cuda", other)))
+    with pytest.raises(hetccl.InvalidArgumentError, match="DLPack"):
+        c.all_reduce(torch.ones(4, device=dev(c), requires_grad=True))
+    with pytest.raises(hetccl.InvalidArgumentError, match="not contiguous"):
+        c.all_reduce(torch.ones(4, 4, device=dev(c)).t())
+
+
+def test_rma_device_memory(gcomm):
+    c = gcomm
+    if not hetccl.rma_available():
+        pytest.skip("the library does not export hetccl_rma.h")
+    if c.size < 2:
+        pytest.skip("needs 2+ ranks")
+    sub = c.split(0, c.rank)
+    try:
+        sub.rma_init()
+        right, left = (sub.rank + 1) % sub.size, (sub.rank - 1) % sub.size
+        target = torch.zeros(4096, dtype=torch.uint8, device=dev(c))
+        src = torch.full((4096,), sub.rank + 1, dtype=torch.uint8, device=dev(c))
+        torch.cuda.synchronize()  # registration and transfers are not stream-ordered
+        with sub.register(target) as tmem, sub.register(src) as smem:
+            assert tmem.kind in ("cuda", "hip")
+            descs = np.zeros((sub.size, 128), np.uint8)
+            sub.all_gather(np.frombuffer(tmem.descriptor(), np.uint8).copy(), descs)
+            remote = sub.import_descriptor(bytes(descs[right]))
+            smem.put(0, remote, 0, 4096).wait()
+            sub.notify(right, 9)
+            assert sub.wait_notification(left, 9, timeout=60)
+            assert (target.cpu() == left + 1).all().item()
+            sub.barrier()
+            remote.release()
+    finally:
+        sub.destroy()

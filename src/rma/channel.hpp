@@ -1,0 +1,84 @@
+// The progress thread's state of the RMA channel to one peer: the messages queued for it, what is being
+// sent and received on its two connections (progress.cc). Only the progress thread touches a Channel,
+// except `queue`, which callers append to under the service's mutex.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "rma/memory_access.hpp"
+#include "rma/piece_plan.hpp"
+#include "rma/region_table.hpp"
+#include "rma/request.hpp"
+#include "rma/wire.hpp"
+#include "transport/base/transport.hpp"
+
+namespace hetccl::rma {
+
+/// One message to send: header, optional table, optional pieces read from `src`.
+struct OutMsg {
+  WireHeader header;
+  std::vector<WireRange> table;       ///< sent when header.nranges > 1
+  unsigned char* src = nullptr;       ///< base of the pieces' source (a local registration or a region)
+  MemKind srcKind = MemKind::Host;
+  std::vector<uint64_t> srcOffsets;   ///< per range: where its bytes start at src
+  std::vector<uint64_t> sizes;        ///< per range: bytes
+  std::vector<Piece> pieces;
+  std::optional<RegionRef> heldRegion;  ///< GetResp: released once every piece was sent
+  std::shared_ptr<Request> request;     ///< Put/GetReq: failed if the message cannot be sent
+};
+
+/// A posted isend and what must live until it completes.
+struct SendInFlight {
+  transport::Request r = 0;
+  MemoryAccess::Buffer staging;
+  std::shared_ptr<OutMsg> msg;
+  bool lastOfMsg = false;
+};
+
+/// A posted irecv of a piece.
+struct RecvInFlight {
+  transport::Request r = 0;
+  MemoryAccess::Buffer staging;  ///< received here and applied on completion; else received in place:
+  size_t piece = 0;
+  unsigned char* at = nullptr;   ///< where an in-place piece lands
+  uint64_t bytes = 0;
+};
+
+/// The incoming transfer being received (Put at its target, GetResp at its initiator).
+struct Incoming {
+  bool active = false;
+  bool isPut = false;
+  WireHeader header;
+  std::vector<uint64_t> dstOffsets, sizes;
+  std::vector<Piece> pieces;
+  size_t posted = 0, applied = 0;
+  unsigned char* dst = nullptr;  ///< nullptr: drain (a refused put)
+  MemKind dstKind = MemKind::Host;
+  Access access;                 ///< Put: the target's check
+  std::optional<RegionRef> held; ///< Put: released when done
+  std::shared_ptr<Request> request;  ///< GetResp
+};
+
+struct Channel {
+  std::deque<std::shared_ptr<OutMsg>> queue;  ///< guarded by the service's mutex
+
+  // progress thread only
+  transport::SendConn* send = nullptr;
+  transport::RecvConn* recv = nullptr;
+  std::deque<std::shared_ptr<OutMsg>> sending;  ///< taken from queue, in order
+  size_t nextPiece = 0;                         ///< of sending.front(), once its header is posted
+  bool headerPosted = false;
+  std::deque<SendInFlight> sendInFlight;
+
+  enum class RecvPhase { Idle, Header, Table, Pieces, Closed } phase = RecvPhase::Idle;
+  WireHeader header;
+  transport::Request headerReq = 0, tableReq = 0;
+  std::vector<WireRange> table;
+  Incoming in;
+  std::deque<RecvInFlight> recvInFlight;
+};
+
+}  // namespace hetccl::rma

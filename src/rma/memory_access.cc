@@ -1,0 +1,80 @@
+#include "rma/memory_access.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace hetccl::rma {
+namespace {
+constexpr size_t kGranule = 64 * 1024;
+constexpr size_t kMaxPooled = 16;
+}  // namespace
+
+MemoryAccess::MemoryAccess(device::GpuRuntime* gpu, MemKind gpuKind, int device)
+    : gpu_(gpu), gpuKind_(gpuKind), device_(device) {}
+
+MemoryAccess::~MemoryAccess() {
+  for (Buffer b : free_) freeBuffer(b);
+}
+
+MemKind MemoryAccess::kindOf(const void* p) const {
+  if (!gpu_) return MemKind::Host;
+  const device::GpuRuntime::PointerInfo info = gpu_->query(p);
+  if (info.memType != HETCCL_GPU_MEM_DEVICE && info.memType != HETCCL_GPU_MEM_MANAGED) return MemKind::Host;
+  if (info.device != device_)
+    throw InvalidArgument(concat("the buffer is memory of device ", info.device, "; this rank is bound to device ", device_));
+  return gpuKind_;
+}
+
+void MemoryAccess::bindThread() const {
+  if (gpu_ && device_ >= 0) gpu_->setCurrentDevice(device_);
+}
+
+void MemoryAccess::toMemory(MemKind kind, void* dst, const void* src, size_t n) const {
+  if (n == 0) return;
+  if (isDevice(kind) && gpu_) return gpu_->copy(dst, src, n);
+  std::memcpy(dst, src, n);
+}
+
+void MemoryAccess::fromMemory(MemKind kind, void* dst, const void* src, size_t n) const {
+  if (n == 0) return;
+  if (isDevice(kind) && gpu_) return gpu_->copy(dst, src, n);
+  std::memcpy(dst, src, n);
+}
+
+MemoryAccess::Buffer MemoryAccess::staging(size_t bytes) {
+  bytes = (bytes + kGranule - 1) / kGranule * kGranule;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < free_.size(); ++i)
+      if (free_[i].bytes >= bytes) {
+        Buffer b = free_[i];
+        free_.erase(free_.begin() + static_cast<long>(i));
+        return b;
+      }
+  }
+  Buffer b{nullptr, bytes};
+  b.data = static_cast<unsigned char*>(gpu_ ? gpu_->allocPinned(bytes) : std::malloc(bytes));
+  if (!b.data) throw SystemError(concat("cannot allocate ", bytes, " bytes of RMA staging memory"));
+  return b;
+}
+
+void MemoryAccess::recycle(Buffer b) noexcept {
+  if (!b.data) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.size() < kMaxPooled) {
+      free_.push_back(b);
+      return;
+    }
+  }
+  freeBuffer(b);
+}
+
+void MemoryAccess::freeBuffer(Buffer b) noexcept {
+  if (gpu_) gpu_->freePinned(b.data);
+  else std::free(b.data);
+}
+
+}  // namespace hetccl::rma

@@ -1,0 +1,309 @@
+// The RMA service's caller side: set-up, registrations, descriptors, transfers, notifications, waits,
+// stop and abort. The progress thread is in progress.cc.
+#include "rma/rma_service.hpp"
+
+#include <algorithm>
+
+#include "bootstrap/bootstrap.hpp"
+#include "comm/communicator.hpp"
+#include "comm/links.hpp"
+#include "core/config.hpp"
+#include "core/log.hpp"
+#include "device/gpu_runtime.hpp"
+
+namespace hetccl::rma {
+namespace {
+
+MemoryAccess* makeMemoryAccess(Communicator& comm) {
+  const PeerInfo& self = comm.peers()[comm.rank()];
+  if (!comm.gpuPlugin() || self.deviceKind == DeviceKind::Host) return new MemoryAccess(nullptr, MemKind::Host, -1);
+  device::GpuRuntime* gpu = device::gpuRuntime(self.deviceKind);
+  if (!gpu) return new MemoryAccess(nullptr, MemKind::Host, -1);
+  return new MemoryAccess(gpu, self.deviceKind == DeviceKind::Cuda ? MemKind::Cuda : MemKind::Hip, self.deviceIndex);
+}
+
+}  // namespace
+
+RmaService::RmaService(Communicator& comm)
+    : owner_(&comm),
+      rank_(comm.rank()),
+      peers_(comm.peers()),
+      key_(comm.serviceKey()),
+      pieceMax_(static_cast<uint64_t>(config().integer("HETCCL_RMA_PIECE_BYTES", 4096, 64 << 20))),
+      packMax_(static_cast<uint64_t>(config().integer("HETCCL_RMA_PACK_BYTES", 0, 64 << 20))),
+      timeoutMs_(config().timeoutMs()),
+      transportSetting_(comm.transportSetting()),
+      boot_(&comm.bootstrap()),
+      memory_(makeMemoryAccess(comm)) {}
+
+std::shared_ptr<RmaService> RmaService::init(Communicator& comm) {
+  comm.checkUsable();
+  if (comm.rma()) throw InvalidUsage("RMA is already initialised on this communicator (hetcclRmaInit is called once)");
+  std::shared_ptr<RmaService> s(new RmaService(comm));
+  s->start(comm);
+  try {
+    comm.attachRma(s);
+  } catch (...) {
+    s->stop("hetcclRmaInit failed");
+    throw;
+  }
+  return s;
+}
+
+void RmaService::start(Communicator& comm) {
+  bootstrap::Bootstrap& boot = comm.bootstrap();
+  // The identity: rank 0's random bytes; the all-gather also makes every rank wait for the others.
+  std::vector<CommIdentity> ids(size());
+  bootstrap::randomBytes(ids[rank_]);
+  boot.allGather(ids.data(), sizeof(CommIdentity));
+  identity_ = ids[0];
+  links_ = std::make_unique<LinkSet>(boot, transportSetting_, &aborted_, Deadline::fromConfig());
+  channels_.resize(size());
+  dead_.resize(size());
+  paths_.resize(size());
+  for (int p = 0; p < size(); ++p) {
+    if (p == rank_) {
+      paths_[p] = "self (no RMA: local memory)";
+      continue;
+    }
+    channels_[p].send = &links_->sendTo(p);
+    channels_[p].recv = &links_->recvFrom(p);
+    paths_[p] = concat("rma to rank ", p, ": ", links_->transportTo(p),
+                       memory_->hasGpu() ? ", device memory staged through pinned host memory" : ", host memory");
+    HETCCL_INFO(log::kInit, paths_[p]);
+  }
+  thread_ = std::thread([this] { progressLoop(); });
+}
+
+RmaService::~RmaService() { stop("the RMA service was destroyed"); }
+
+std::string RmaService::peerName(int peer) const {
+  if (peer < 0 || peer >= size()) return concat("rank ", peer);
+  return concat("rank ", peer, " (host ", peers_[peer].hostId, ")");
+}
+
+std::string RmaService::pathTo(int peer) const {
+  if (peer < 0 || peer >= size()) return "";
+  return paths_[peer];
+}
+
+void RmaService::checkOpen(int peer) const {
+  if (aborted_.load()) throw AbortedError("the communicator was aborted");
+  if (stopping_ || stopped_) throw InvalidUsage(concat("RMA is stopped: ", stopReason_));
+  if (peer >= 0 && dead_[peer]) throw *dead_[peer];
+}
+
+// ---- registrations ----------------------------------------------------------------------------
+
+std::shared_ptr<LocalMem> RmaService::registerMemory(void* buf, uint64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    checkOpen(-1);
+  }
+  auto m = std::make_shared<LocalMem>();
+  m->service = shared_from_this();
+  m->base = static_cast<unsigned char*>(buf);
+  m->bytes = bytes;
+  m->kind = memory_->kindOf(buf);
+  m->ref = regions_.add(buf, bytes, m->kind);
+  Descriptor d;
+  d.kind = m->kind;
+  d.owner = rank_;
+  d.nranks = size();
+  d.slot = m->ref.slot;
+  d.generation = m->ref.generation;
+  d.bytes = bytes;
+  d.comm = identity_;
+  m->descriptor = encodeDescriptor(d, key_);
+  return m;
+}
+
+void RmaService::deregister(LocalMem& mem) {
+  if (int n = mem.pending.load(); n > 0)
+    throw InvalidUsage(concat(n, " request(s) still use this registration; wait for them first"));
+  regions_.remove(mem.ref, Deadline::fromConfig());
+}
+
+std::shared_ptr<RemoteMem> RmaService::import(const DescriptorBytes& bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    checkOpen(-1);
+  }
+  auto r = std::make_shared<RemoteMem>();
+  r->service = shared_from_this();
+  r->desc = decodeDescriptor(bytes, key_, identity_, rank_, size());
+  return r;
+}
+
+// ---- transfers --------------------------------------------------------------------------------
+
+void RmaService::enqueue(int peer, std::shared_ptr<OutMsg> msg) {
+  channels_[peer].queue.push_back(std::move(msg));
+  kicked_ = true;
+  wake_.notify_one();
+}
+
+std::shared_ptr<Request> RmaService::transfer(bool isGet, const std::shared_ptr<LocalMem>& local, const RemoteMem& remote,
+                                              const std::vector<Range>& ranges) {
+  const int peer = remote.desc.owner;
+  auto req = std::make_shared<Request>();
+  req->peer = peer;
+  req->isGet = isGet;
+  req->service = shared_from_this();
+  req->ranges = mergeRanges(ranges);
+  for (const Range& r : req->ranges) req->totalBytes += r.bytes;
+  req->deadline = Deadline::afterMs(timeoutMs_);
+
+  auto msg = std::make_shared<OutMsg>();
+  WireHeader& h = msg->header;
+  h.type = static_cast<uint32_t>(isGet ? MsgType::GetReq : MsgType::Put);
+  h.slot = remote.desc.slot;
+  h.generation = remote.desc.generation;
+  h.nranges = req->ranges.size();
+  h.totalBytes = req->totalBytes;
+  h.pieceMax = static_cast<uint32_t>(pieceMax_);
+  h.packMax = static_cast<uint32_t>(packMax_);
+  if (req->ranges.size() == 1) {
+    h.offset = req->ranges[0].remote;
+    h.bytes = req->ranges[0].bytes;
+  } else {
+    msg->table.reserve(req->ranges.size());
+    for (const Range& r : req->ranges) msg->table.push_back({r.remote, r.bytes});
+  }
+  if (!isGet) {
+    msg->src = local->base;
+    msg->srcKind = local->kind;
+    for (const Range& r : req->ranges) {
+      msg->srcOffsets.push_back(r.local);
+      msg->sizes.push_back(r.bytes);
+    }
+    msg->pieces = planPieces(msg->sizes, pieceMax_, packMax_);
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  checkOpen(peer);
+  if (req->ranges.empty()) {  // nothing to move: done at once
+    req->state = Request::State::Done;
+    return req;
+  }
+  req->id = nextId_++;
+  h.id = req->id;
+  req->local = local;
+  local->pending.fetch_add(1);
+  msg->request = req;
+  pending_[req->id] = req;
+  enqueue(peer, std::move(msg));
+  return req;
+}
+
+void RmaService::finishRequest(Request& req, Result code, const std::string& message) {
+  if (req.state != Request::State::Pending) return;
+  req.state = code == Result::Success ? Request::State::Done : Request::State::Failed;
+  req.code = code;
+  req.message = message;
+  if (req.local) {
+    req.local->pending.fetch_sub(1);
+    req.local.reset();
+  }
+  pending_.erase(req.id);
+  cv_.notify_all();
+}
+
+bool RmaService::finished(const Request& req) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return req.state != Request::State::Pending;
+}
+
+bool RmaService::test(Request& req) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (req.state == Request::State::Failed) throw Error(req.code, req.message);
+  return req.state == Request::State::Done;
+}
+
+void RmaService::wait(Request& req) {
+  std::unique_lock<std::mutex> lock(mu_);
+  // The progress thread fails a request at its deadline; the margin covers its polling interval.
+  const auto until = req.deadline.at() + std::chrono::seconds(2);
+  if (!cv_.wait_until(lock, until, [&] { return req.state != Request::State::Pending; }))
+    throw TimeoutError(req.peer, req.peer >= 0 ? peers_[req.peer].hostId : "",
+                       concat(req.isGet ? "get from " : "put to ", peerName(req.peer),
+                              ": not completed within HETCCL_TIMEOUT (", timeoutMs_ / 1000.0, " s)"));
+  if (req.state == Request::State::Failed) throw Error(req.code, req.message);
+}
+
+// ---- notifications ----------------------------------------------------------------------------
+
+void RmaService::notify(int peer, uint64_t tag) {
+  auto msg = std::make_shared<OutMsg>();
+  msg->header.type = static_cast<uint32_t>(MsgType::Notify);
+  msg->header.offset = tag;
+  std::lock_guard<std::mutex> lock(mu_);
+  checkOpen(peer);
+  enqueue(peer, std::move(msg));
+}
+
+bool RmaService::poll(int& peer, uint64_t& tag) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (notes_.empty()) {
+    if (aborted_.load()) throw AbortedError("the communicator was aborted");
+    return false;
+  }
+  peer = notes_.front().peer;
+  tag = notes_.front().tag;
+  notes_.pop_front();
+  return true;
+}
+
+bool RmaService::waitNotify(int peer, uint64_t tag, Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    auto it = std::find_if(notes_.begin(), notes_.end(), [&](const Note& n) { return n.peer == peer && n.tag == tag; });
+    if (it != notes_.end()) {
+      notes_.erase(it);
+      return true;
+    }
+    if (aborted_.load()) throw AbortedError("the communicator was aborted");
+    if (dead_[peer]) throw *dead_[peer];
+    if (stopped_ || stopping_) throw InvalidUsage(concat("RMA is stopped: ", stopReason_));
+    if (deadline.expired()) return false;
+    cv_.wait_until(lock, std::min(deadline.at(), Clock::now() + std::chrono::milliseconds(100)));
+  }
+}
+
+// ---- lifecycle --------------------------------------------------------------------------------
+
+void RmaService::abort() noexcept {
+  aborted_.store(true);
+  std::lock_guard<std::mutex> lock(mu_);
+  kicked_ = true;
+  wake_.notify_all();
+  cv_.notify_all();
+}
+
+void RmaService::stop(const std::string& why) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || stopped_) return;
+    stopping_ = true;
+    stopReason_ = why;
+    if (thread_.joinable() && !aborted_.load())
+      for (int p = 0; p < size(); ++p) {
+        if (p == rank_ || dead_[p]) continue;
+        auto bye = std::make_shared<OutMsg>();
+        bye->header.type = static_cast<uint32_t>(MsgType::Bye);
+        enqueue(p, std::move(bye));
+      }
+    kicked_ = true;
+    wake_.notify_all();
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();  // flushes the goodbyes (bounded), then fails what is left
+  std::lock_guard<std::mutex> lock(mu_);
+  failEverything(Result::RemoteError, why);
+  stopped_ = true;
+  boot_ = nullptr;
+  links_.reset();
+  cv_.notify_all();
+}
+
+}  // namespace hetccl::rma

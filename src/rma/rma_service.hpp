@@ -1,0 +1,146 @@
+// The RMA service of one communicator (hetccl_rma.h): registrations, descriptors, one-sided put/get and
+// ordered notifications over connections of its own.
+//
+// Design. hetcclRmaInit builds a second LinkSet (shm on one host, tcp between hosts, chosen as the
+// communicator's links) so that RMA never interleaves with collective traffic, agrees on a random
+// communicator identity (bound into every descriptor) and starts one progress thread. Callers never
+// touch a transport: they queue messages per peer (under mu_) and wait on requests; the progress thread
+// posts every isend/irecv, serves incoming puts (region check, data received straight into host regions
+// or staged for device ones), gets (answered with the data or the reason), notifications (queued for
+// poll/wait) and acknowledgements (which complete puts). Ordering: a peer's messages are processed
+// strictly one after another, and a put is acknowledged and its successor read only once every byte of
+// it is in place; a Notify queued after puts therefore surfaces only after their data.
+// Failures: a transport error or a request past its deadline (issue + HETCCL_TIMEOUT) closes the channel
+// to that peer (its connections abandoned, its requests failed naming its rank and host); later calls
+// towards it fail at once. Abort fails everything promptly; stop() (finalize/destroy) says Bye to the
+// peers, fails what is pending, joins the thread and frees the connections.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "comm/comm_extension.hpp"
+#include "core/error.hpp"
+#include "core/peer_info.hpp"
+#include "rma/channel.hpp"
+#include "rma/descriptor.hpp"
+#include "rma/memory_access.hpp"
+#include "rma/region_table.hpp"
+#include "rma/request.hpp"
+
+namespace hetccl {
+class Communicator;
+class LinkSet;
+namespace bootstrap {
+class Bootstrap;
+}
+}  // namespace hetccl
+
+namespace hetccl::rma {
+
+class RmaService final : public CommExtension, public std::enable_shared_from_this<RmaService> {
+ public:
+  /// Collective over `comm`: connects the RMA links, agrees on the identity, starts the progress thread
+  /// and attaches the service to `comm` (InvalidUsage when it already has one).
+  static std::shared_ptr<RmaService> init(Communicator& comm);
+  ~RmaService() override;
+
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(peers_.size()); }
+  /// The communicator this service belongs to (for matching handles; never dereferenced).
+  const void* owner() const { return owner_; }
+
+  // --- registrations ---
+  std::shared_ptr<LocalMem> registerMemory(void* buf, uint64_t bytes);
+  /// InvalidUsage while requests use it; else makes it stale and waits for accesses in progress.
+  void deregister(LocalMem& mem);
+  std::shared_ptr<RemoteMem> import(const DescriptorBytes& bytes);
+
+  // --- transfers ---
+  /// Queues a put (get) of `ranges` (checked by the caller against both registrations).
+  std::shared_ptr<Request> transfer(bool isGet, const std::shared_ptr<LocalMem>& local, const RemoteMem& remote,
+                                    const std::vector<Range>& ranges);
+  /// True once done; throws the request's error once failed.
+  bool test(Request& req);
+  /// Waits until done; throws its error.
+  void wait(Request& req);
+  bool finished(const Request& req);
+
+  // --- notifications ---
+  void notify(int peer, uint64_t tag);
+  bool poll(int& peer, uint64_t& tag);
+  /// True when taken; false at the deadline; throws when `peer` failed and nothing matching is queued.
+  bool waitNotify(int peer, uint64_t tag, Deadline deadline);
+
+  // --- CommExtension ---
+  void stop(const std::string& why) noexcept override;
+  void abort() noexcept override;
+  std::string pathTo(int peer) const override;
+
+  /// Config: HETCCL_RMA_PIECE_BYTES, HETCCL_RMA_PACK_BYTES.
+  uint64_t pieceMax() const { return pieceMax_; }
+
+ private:
+  RmaService(Communicator& comm);
+  void start(Communicator& comm);
+  /// Throws when the service cannot take new work (stopped, aborted), or when `peer` (>= 0) failed.
+  void checkOpen(int peer) const;  // mu_ held
+  std::string peerName(int peer) const;
+  void enqueue(int peer, std::shared_ptr<OutMsg> msg);  // mu_ held
+  void finishRequest(Request& req, Result code, const std::string& message);  // mu_ held
+
+  // --- progress thread (progress.cc) ---
+  void progressLoop();
+  bool progressSend(int peer, Channel& ch);
+  bool progressRecv(int peer, Channel& ch);
+  void onHeader(int peer, Channel& ch);
+  void onTable(int peer, Channel& ch);
+  void startIncoming(int peer, Channel& ch);
+  void finishIncoming(int peer, Channel& ch);
+  void failPeer(int peer, const Error& e);
+  void releaseChannel(Channel& ch) noexcept;
+  void failEverything(Result code, const std::string& why);
+  void checkDeadlines();
+  std::shared_ptr<Request> takeRequest(uint64_t id);
+
+  const void* owner_;
+  int rank_;
+  std::vector<PeerInfo> peers_;
+  bootstrap::Secret key_;
+  CommIdentity identity_{};
+  uint64_t pieceMax_, packMax_;
+  int64_t timeoutMs_;
+  std::string transportSetting_;
+  bootstrap::Bootstrap* boot_ = nullptr;  // progress thread only, until stop()
+  std::unique_ptr<MemoryAccess> memory_;
+  RegionTable regions_;
+  std::unique_ptr<LinkSet> links_;
+  std::vector<std::string> paths_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;    // requests finished, notifications arrived, state changes
+  std::condition_variable wake_;  // the progress thread: new work
+  bool kicked_ = false;
+  bool stopping_ = false, stopped_ = false;
+  std::atomic<bool> aborted_{false};
+  std::string stopReason_;
+  std::vector<Channel> channels_;
+  std::vector<std::optional<PeerError>> dead_;  ///< per peer: why its channel is closed
+  std::unordered_map<uint64_t, std::shared_ptr<Request>> pending_;
+  uint64_t nextId_ = 1;
+  struct Note {
+    int peer;
+    uint64_t tag;
+  };
+  std::deque<Note> notes_;
+  std::thread thread_;
+};
+
+}  // namespace hetccl::rma

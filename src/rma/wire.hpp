@@ -1,0 +1,58 @@
+// The RMA wire protocol: messages on the RMA connections (one FIFO stream per direction and peer pair,
+// never shared with collective traffic). Every message starts with a fixed WireHeader; a transfer of
+// n > 1 ranges follows it with a table of n WireRange (the target's offsets), and data follows as
+// pieces (piece_plan.hpp) whose sizes both sides derive from the table and the header's piece limits.
+//   Put      initiator -> target: header, [table], pieces. The target checks the region, applies every
+//            piece (or drains them on an error), then answers Ack. The next message is processed only
+//            after that: a Notify behind puts is seen after their data is in place.
+//   GetReq   initiator -> target: header, [table]. The target answers GetResp: header (status), and on
+//            Ok the pieces.
+//   Notify   header only (tag in `offset`).
+//   Ack      target -> initiator: header (status, region size in `bytes`, the bad range).
+//   Bye      the sender stops its RMA service (finalize/destroy): nothing more comes.
+// Integers are in the host's order: every rank of a job runs on little-endian machines (x86-64,
+// aarch64), as for the other wire formats of hetccl.
+#pragma once
+
+#include <cstdint>
+
+namespace hetccl::rma {
+
+inline constexpr uint32_t kWireMagic = 0x414d5248;  // "HRMA"
+
+enum class MsgType : uint32_t { Put = 1, GetReq = 2, Notify = 3, Ack = 4, GetResp = 5, Bye = 6 };
+
+/// Outcome of a transfer at its target (Ack / GetResp).
+enum class Status : uint32_t {
+  Ok = 0,
+  Stale = 1,        ///< the region was deregistered
+  Unknown = 2,      ///< no such region was ever registered (a forged or corrupted reference)
+  OutOfBounds = 3,  ///< a range lies outside the region
+  Failed = 4,       ///< the target could not apply it (a device copy failed)
+};
+
+struct WireHeader {
+  uint32_t magic = kWireMagic;
+  uint32_t type = 0;        ///< MsgType
+  uint64_t id = 0;          ///< the initiator's request id (Put, GetReq, Ack, GetResp)
+  uint32_t slot = 0;        ///< region (Put, GetReq)
+  uint32_t generation = 0;
+  uint64_t nranges = 0;     ///< ranges; 1: inline in offset/bytes, no table
+  uint64_t totalBytes = 0;  ///< sum of the ranges' bytes
+  uint64_t offset = 0;      ///< the one range's offset; Notify: the tag; Ack: the bad range's offset
+  uint64_t bytes = 0;       ///< the one range's bytes; Ack/GetResp: the region's size
+  uint64_t badBytes = 0;    ///< Ack/GetResp: the bad range's size
+  uint32_t status = 0;      ///< Status (Ack, GetResp)
+  uint32_t pieceMax = 0;    ///< piece limits of this transfer (Put, GetReq; the target answers with them)
+  uint32_t packMax = 0;
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(WireHeader) == 80);
+
+struct WireRange {
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+static_assert(sizeof(WireRange) == 16);
+
+}  // namespace hetccl::rma
