@@ -104,6 +104,7 @@ normal() {
 
 asan() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp" \
     run_suite build-asan -- -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DHETCCL_SANITIZE=address,undefined -DHETCCL_BUILD_CUDA=OFF
 }
