@@ -138,14 +138,55 @@ HETCCL_API hetcclResult_t hetcclPutBatch(hetcclMem_t local, hetcclRemoteMem_t re
 HETCCL_API hetcclResult_t hetcclGetBatch(hetcclMem_t local, hetcclRemoteMem_t remote, const hetcclRmaRange_t* ranges,
                                          size_t n, hetcclRequest_t* req);
 
-/** Stream-ordered put/get of device buffers (the transfer would start when `stream` reaches it, later
- *  work on the stream waiting for its completion). NOT SUPPORTED in this version: always
- *  hetcclInvalidUsage ("not supported"), nothing changed. Use hetcclPut/hetcclGet after synchronising
- *  the stream. */
+/* ---- stream-ordered transfers -----------------------------------------------------------------
+ * hetcclPutOnStream / hetcclGetOnStream / hetcclNotifyOnStream queue the operation on a GPU stream of
+ * this rank (a cudaStream_t / hipStream_t of its device; NULL: the default stream) and return at once;
+ * there is no request.
+ *   - Start: the operation starts once `stream` reaches it, i.e. after every operation queued on the
+ *     stream before the call is complete (e.g. the kernel that wrote the KV block). The call queues a flag
+ *     write ("reached") on the stream, then a flag wait ("done"); the RMA progress thread sees "reached"
+ *     (it polls, ~20 us apart) and issues the transfer exactly like hetcclPut/hetcclGet issued at that
+ *     moment (same checks at the target, same per-peer order, same HETCCL_TIMEOUT from that moment).
+ *   - Completion: work queued on `stream` after the call starts only once the transfer is complete: a
+ *     put's data is in place at the target (acknowledged), a get's data is in the local buffer.
+ *   - Ordering. A stream-ordered put or notification enters the per-peer order of "Ordering" above when
+ *     the stream reaches it, not at the call. Hence: hetcclNotifyOnStream queued on the same stream after
+ *     a hetcclPutOnStream is delivered after that put's data (and after every put to that peer the host
+ *     issued before the stream reached the notification); it does not hold the stream. A host hetcclNotify
+ *     is ordered after a stream-ordered put only if the stream had reached the put when hetcclNotify was
+ *     called -- guaranteed once the host has seen work queued after the put complete (stream or event
+ *     synchronisation; the put is then complete anyway), NOT merely because hetcclPutOnStream returned.
+ *     Operations of one stream start in the order they were queued; operations on different streams (and
+ *     host calls) are ordered only by when their streams reach them.
+ *   - Failure: the stream is never left waiting. A transfer that fails (refused by the target: stale
+ *     region or range; peer dead or not answering within HETCCL_TIMEOUT; the stream not reaching it within
+ *     HETCCL_TIMEOUT of the call), and every operation still queued when the communicator is aborted,
+ *     finalized or destroyed, is released: later work on the stream runs, the destination's bytes are
+ *     undefined. The failure becomes the communicator's asynchronous error (hetcclCommGetAsyncError, its
+ *     message naming the peer's rank and host; sticky, as for any failed enqueued work), reported before
+ *     the stream is released -- except after hetcclCommAbort (then released only). A failure found at the
+ *     call (bad arguments, a peer already known dead, the runtime refusing to queue) is returned by the
+ *     call and queues nothing that waits.
+ *   - Refused with hetcclInvalidUsage, nothing queued: on a rank without a GPU (host-memory-only rank:
+ *     there is no stream; use hetcclPut/hetcclGet), and while `stream` is being captured into a CUDA/HIP
+ *     graph (the progress thread would not take part in replays).
+ *   - The local registration may be device or host memory; it counts as in use (hetcclMemDeregister:
+ *     hetcclInvalidUsage) until the transfer ended. bytes == 0: nothing is queued.
+ * Cost: three stream memory operations per transfer (or the polling kernel where the device has none),
+ * one pinned 64-byte slot per operation in flight, and the ~20 us polling while any is pending. */
+
+/** Writes `bytes` bytes from local+localOffset to remote+remoteOffset once `stream` gets there; later
+ *  work on `stream` waits until they are in place at the target. Arguments as hetcclPut. */
 HETCCL_API hetcclResult_t hetcclPutOnStream(hetcclMem_t local, size_t localOffset, hetcclRemoteMem_t remote,
                                             size_t remoteOffset, size_t bytes, hetcclStream_t stream);
+/** Reads `bytes` bytes from remote+remoteOffset into local+localOffset once `stream` gets there; later
+ *  work on `stream` waits until they are in the local buffer. Arguments as hetcclGet. */
 HETCCL_API hetcclResult_t hetcclGetOnStream(hetcclMem_t local, size_t localOffset, hetcclRemoteMem_t remote,
                                             size_t remoteOffset, size_t bytes, hetcclStream_t stream);
+/** Sends notification `tag` to `peer` once `stream` gets there (see "Ordering" above: after the data of
+ *  every stream-ordered put queued before it on `stream`). Does not hold the stream. Arguments and
+ *  errors as hetcclNotify; a peer that fails before the stream gets there: the asynchronous error. */
+HETCCL_API hetcclResult_t hetcclNotifyOnStream(hetcclComm_t comm, int peer, uint64_t tag, hetcclStream_t stream);
 
 /* ---- requests --------------------------------------------------------------------------------- */
 

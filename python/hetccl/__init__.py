@@ -14,7 +14,7 @@ from ._comm import (AVG, MAX, MIN, PROD, SUM, Communicator, DataType, PreMulSumO
 from ._errors import (HetcclError, HetcclSystemError, InProgressError, InternalError, InvalidArgumentError,
                       InvalidUsageError, RemoteError, UnhandledCudaError)
 from ._launch import LaunchEnv, launch_env, launched
-from ._rma import Memory, RemoteMemory, Request, RmaUnavailableError, rma_available, wait_all
+from ._rma import Memory, RemoteMemory, Request, RmaUnavailableError, notify_on_stream, rma_available, wait_all
 
 __version__ = "0.1.0"
 SPLIT_NOCOLOR = -1
@@ -24,5 +24,5 @@ __all__ = [
     "get_unique_id", "group", "init", "library_path", "library_source", "version", "HetcclError",
     "HetcclSystemError", "InProgressError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
     "RemoteError", "UnhandledCudaError", "LaunchEnv", "launch_env", "launched", "Memory", "RemoteMemory",
-    "Request", "RmaUnavailableError", "rma_available", "wait_all",
+    "Request", "RmaUnavailableError", "notify_on_stream", "rma_available", "wait_all",
 ]

@@ -1,5 +1,6 @@
 """One-sided API (include/hetccl/hetccl_rma.h): registered memory, descriptors, put/get (single and
-batched), requests and notifications. Bound when the loaded library exports it (rma_available())."""
+batched), requests and notifications. Bound when the loaded library exports it (rma_available()).
+Stream-ordered forms (Memory.put_on_stream / get_on_stream, notify_on_stream) are bound at their first use."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ctypes
 
 from . import _lib
 from ._comm import check
-from ._dlpack import export
+from ._dlpack import GPU_DEVICES, export, producer_stream, stream_handle
 from ._errors import HetcclError, InvalidArgumentError, make_error
 
 MEM_KINDS = {0: "host", 1: "cuda", 2: "hip"}
@@ -30,6 +31,41 @@ def require_rma():
         raise RmaUnavailableError(f"{_lib.library_path()} does not export the RMA API of hetccl_rma.h (missing "
                                   f"{', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}): this library "
                                   "predates it")
+
+
+_STREAM_FNS = {
+    "hetcclPutOnStream": [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
+                          ctypes.c_void_p],
+    "hetcclGetOnStream": [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
+                          ctypes.c_void_p],
+    "hetcclNotifyOnStream": [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p],
+}
+
+
+def _stream_fn(name):
+    """The stream-ordered function `name`, bound at its first use (RmaUnavailableError with a library that
+    predates it: older libraries lack hetcclNotifyOnStream, or answer hetcclPutOnStream with InvalidUsage)."""
+    require_rma()
+    f = getattr(_lib.fn, name, None)
+    if f is None:
+        try:
+            f = getattr(_lib.lib, name)
+        except AttributeError:
+            raise RmaUnavailableError(f"{_lib.library_path()} does not export {name} (stream-ordered RMA): this "
+                                      "library predates it") from None
+        f.restype = ctypes.c_int
+        f.argtypes = _STREAM_FNS[name]
+        setattr(_lib.fn, name, f)
+    return f
+
+
+def notify_on_stream(comm, peer: int, tag: int, stream=None):
+    """hetcclNotifyOnStream: sends notification `tag` to `peer` once `stream` (an int handle or a stream
+    object; None: the default stream) gets there -- after the data of every put_on_stream queued before it
+    on that stream. Does not hold the stream. A failure after the call becomes comm's asynchronous error."""
+    h = comm._rma_live()
+    s = stream_handle(stream) if stream is not None else 0
+    check(_stream_fn("hetcclNotifyOnStream")(h, int(peer), int(tag), s or None), h)
 
 
 class RmaState:
@@ -228,6 +264,33 @@ class Memory:
     def get(self, local_offset: int, remote, remote_offset: int, nbytes: int) -> Request:
         """Reads nbytes from `remote` at remote_offset into this registration at local_offset."""
         return self._one(_lib.fn.hetcclGet, local_offset, remote, remote_offset, nbytes)
+
+    def _on_stream(self, name, local_offset, remote, remote_offset, nbytes, stream):
+        m = self._live()
+        if not isinstance(remote, RemoteMemory):
+            raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
+        if stream is not None:
+            s = stream_handle(stream)
+        elif self._view[4] in GPU_DEVICES:
+            s = producer_stream(self.obj, self._view[4], self._view[5])
+        else:
+            s = 0
+        rc = _stream_fn(name)(m, int(local_offset), remote._r, int(remote_offset), int(nbytes), s or None)
+        if rc:
+            check(rc, self._comm._h)
+
+    def put_on_stream(self, local_offset: int, remote, remote_offset: int, nbytes: int, stream=None):
+        """hetcclPutOnStream: the put starts once `stream` gets there (after the work queued on it before,
+        e.g. the kernel that wrote the block) and later work on `stream` waits until the data is in place
+        at the target. No Request: a failure after the call is the communicator's asynchronous error (the
+        stream is released). `stream`: an int handle or a stream object; default: the producer's current
+        stream of the registered object. The registration stays in use until the transfer ended. GPU ranks
+        only (InvalidUsageError on a CPU rank or while the stream is being captured)."""
+        self._on_stream("hetcclPutOnStream", local_offset, remote, remote_offset, nbytes, stream)
+
+    def get_on_stream(self, local_offset: int, remote, remote_offset: int, nbytes: int, stream=None):
+        """hetcclGetOnStream: as put_on_stream; later work on `stream` sees the data in this registration."""
+        self._on_stream("hetcclGetOnStream", local_offset, remote, remote_offset, nbytes, stream)
 
     def _batch(self, func, remote, ranges):
         m = self._live()

@@ -207,12 +207,33 @@ HETCCL_API hetcclResult_t hetcclGetBatch(hetcclMem_t local, hetcclRemoteMem_t re
   return abi::transfer("hetcclGetBatch", true, local, remote, ranges, n, req);
 }
 
-HETCCL_API hetcclResult_t hetcclPutOnStream(hetcclMem_t, size_t, hetcclRemoteMem_t, size_t, size_t, hetcclStream_t) {
-  return guarded("hetcclPutOnStream", [] { throw InvalidUsage("not supported in this version: synchronise the stream, then hetcclPut"); });
+HETCCL_API hetcclResult_t hetcclPutOnStream(hetcclMem_t local, size_t localOffset, hetcclRemoteMem_t remote,
+                                            size_t remoteOffset, size_t bytes, hetcclStream_t stream) {
+  return guarded("hetcclPutOnStream", [&] {
+    const hetcclRmaRange_t range{localOffset, remoteOffset, bytes};
+    std::shared_ptr<rma::LocalMem> l = abi::mems().get(local);
+    std::shared_ptr<rma::RemoteMem> r = abi::remotes().get(remote);
+    l->service->transferOnStream(false, l, *r, abi::checkedRanges(*l, *r, &range, 1), stream);
+  });
 }
 
-HETCCL_API hetcclResult_t hetcclGetOnStream(hetcclMem_t, size_t, hetcclRemoteMem_t, size_t, size_t, hetcclStream_t) {
-  return guarded("hetcclGetOnStream", [] { throw InvalidUsage("not supported in this version: hetcclGet, then wait for the request"); });
+HETCCL_API hetcclResult_t hetcclGetOnStream(hetcclMem_t local, size_t localOffset, hetcclRemoteMem_t remote,
+                                            size_t remoteOffset, size_t bytes, hetcclStream_t stream) {
+  return guarded("hetcclGetOnStream", [&] {
+    const hetcclRmaRange_t range{localOffset, remoteOffset, bytes};
+    std::shared_ptr<rma::LocalMem> l = abi::mems().get(local);
+    std::shared_ptr<rma::RemoteMem> r = abi::remotes().get(remote);
+    l->service->transferOnStream(true, l, *r, abi::checkedRanges(*l, *r, &range, 1), stream);
+  });
+}
+
+HETCCL_API hetcclResult_t hetcclNotifyOnStream(hetcclComm_t comm, int peer, uint64_t tag, hetcclStream_t stream) {
+  return guardedComm("hetcclNotifyOnStream", comm, [&](Communicator& c) {
+    auto s = abi::serviceOf(c);
+    if (peer < 0 || peer >= s->size()) throw InvalidArgument(concat("peer ", peer, " is outside [0, ", s->size(), ")"));
+    if (peer == s->rank()) throw InvalidArgument(concat("peer ", peer, " is this rank"));
+    s->notifyOnStream(peer, tag, stream);
+  });
 }
 
 HETCCL_API hetcclResult_t hetcclRequestTest(hetcclRequest_t req, int* done) {

@@ -122,6 +122,9 @@ class Communicator {
   std::shared_ptr<CommExtension> rma() const;
   /// How RMA reaches `peer` ("rma to rank 3: shm, ..."), or "" before hetcclRmaInit (hetccl-info --comm).
   std::string rmaPathTo(int peer) const;
+  /// Makes `e` the communicator's asynchronous error (sticky, the first failure wins), as a failure of
+  /// work already queued on a stream does: for services whose stream-ordered work fails (src/rma).
+  void reportAsyncFailure(const Error& e) { fail(e); }
 
  private:
   Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,

@@ -15,7 +15,15 @@ MemoryAccess::MemoryAccess(device::GpuRuntime* gpu, MemKind gpuKind, int device)
     : gpu_(gpu), gpuKind_(gpuKind), device_(device) {}
 
 MemoryAccess::~MemoryAccess() {
+  if (copyStream_) gpu_->destroyStream(copyStream_);
   for (Buffer b : free_) freeBuffer(b);
+}
+
+void MemoryAccess::deviceCopy(void* dst, const void* src, size_t n) const {
+  std::lock_guard<std::mutex> lock(streamMu_);
+  if (!copyStream_) copyStream_ = gpu_->createStream();  // non-blocking with respect to the null stream
+  gpu_->copyAsync(dst, src, n, copyStream_);
+  gpu_->synchronize(copyStream_);
 }
 
 MemKind MemoryAccess::kindOf(const void* p) const {
@@ -33,13 +41,13 @@ void MemoryAccess::bindThread() const {
 
 void MemoryAccess::toMemory(MemKind kind, void* dst, const void* src, size_t n) const {
   if (n == 0) return;
-  if (isDevice(kind) && gpu_) return gpu_->copy(dst, src, n);
+  if (isDevice(kind) && gpu_) return deviceCopy(dst, src, n);
   std::memcpy(dst, src, n);
 }
 
 void MemoryAccess::fromMemory(MemKind kind, void* dst, const void* src, size_t n) const {
   if (n == 0) return;
-  if (isDevice(kind) && gpu_) return gpu_->copy(dst, src, n);
+  if (isDevice(kind) && gpu_) return deviceCopy(dst, src, n);
   std::memcpy(dst, src, n);
 }
 
@@ -64,12 +72,26 @@ void MemoryAccess::recycle(Buffer b) noexcept {
   if (!b.data) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (free_.size() < kMaxPooled) {
+    if (hold_ || free_.size() < kMaxPooled) {
       free_.push_back(b);
       return;
     }
   }
   freeBuffer(b);
+}
+
+void MemoryAccess::holdFrees(bool hold) {
+  std::vector<Buffer> excess;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (hold_ == hold) return;
+    hold_ = hold;
+    while (!hold_ && free_.size() > kMaxPooled) {
+      excess.push_back(free_.back());
+      free_.pop_back();
+    }
+  }
+  for (Buffer b : excess) freeBuffer(b);
 }
 
 void MemoryAccess::freeBuffer(Buffer b) noexcept {

@@ -1,6 +1,12 @@
 // How the RMA service touches memory: kind detection at registration, copies into and out of regions
-// (host: memcpy; device: the GPU plugin's synchronous copies, staged through pinned host memory), and
-// the staging buffers of packed pieces and device regions.
+// (host: memcpy; device: copies staged through pinned host memory, complete on return), and the staging
+// buffers of packed pieces and device regions.
+//
+// Device copies run on a private stream that is non-blocking with respect to the null stream (a copy and
+// a synchronisation on the legacy default stream would wait for every blocking stream of the device --
+// also a user stream held by a stream-ordered transfer until this very copy is done: a deadlock). While
+// stream-ordered transfers are in flight (holdFrees), staging buffers are pooled, never freed: freeing
+// pinned memory synchronises the device, which waits for those held streams.
 #pragma once
 
 #include <cstddef>
@@ -37,16 +43,24 @@ class MemoryAccess {
   };
   Buffer staging(size_t bytes);
   void recycle(Buffer b) noexcept;
+  /// While true, recycle() keeps every buffer (see the top of this file); false trims the pool again.
+  void holdFrees(bool hold);
   /// "staged through pinned host memory" / "" for the description of paths.
   bool hasGpu() const { return gpu_ != nullptr; }
+  /// This rank's GPU runtime, or nullptr on a CPU rank.
+  device::GpuRuntime* gpu() const { return gpu_; }
 
  private:
   void freeBuffer(Buffer b) noexcept;
+  void deviceCopy(void* dst, const void* src, size_t n) const;
   device::GpuRuntime* gpu_;
   MemKind gpuKind_;
   int device_;
   std::mutex mu_;
   std::vector<Buffer> free_;
+  bool hold_ = false;                  // guarded by mu_
+  mutable std::mutex streamMu_;
+  mutable void* copyStream_ = nullptr;  // created at the first device copy
 };
 
 }  // namespace hetccl::rma

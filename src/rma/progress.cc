@@ -34,6 +34,11 @@ const char* statusText(Status s) {
 }  // namespace
 
 void RmaService::progressLoop() {
+  progressLoopBody();
+  flushStreamFailures();  // whatever ended it (stop, abort, a failure): no stream is left waiting
+}
+
+void RmaService::progressLoopBody() {
   try {
     memory_->bindThread();
   } catch (const Error& e) {
@@ -78,6 +83,7 @@ void RmaService::progressLoop() {
           progressed = true;
         }
       }
+      if (streamBusy_.load()) progressed |= progressStreams();
       if (Clock::now() >= nextCheck) {
         nextCheck = Clock::now() + kCheckEvery;
         checkDeadlines();
@@ -86,7 +92,8 @@ void RmaService::progressLoop() {
         idle = 0;
       } else if (++idle > 64) {
         std::unique_lock<std::mutex> lock(mu_);
-        const auto sleep = std::chrono::microseconds(std::min(200, 5 * (idle - 64)));
+        // A stream waiting for its transfer to start is polled (its "reached" word) every 20 us at most.
+        const auto sleep = std::chrono::microseconds(std::min(streamBusy_.load() ? 20 : 200, 5 * (idle - 64)));
         wake_.wait_for(lock, sleep, [&] { return kicked_; });
         kicked_ = false;
       } else {
@@ -453,11 +460,16 @@ void RmaService::failPeer(int peer, const Error& e) {
 }
 
 void RmaService::failEverything(Result code, const std::string& why) {
+  while (!streamWaiting_.empty()) {  // released now: the stream goes through when it gets there
+    std::shared_ptr<StreamOp> op = std::move(streamWaiting_.front());
+    streamWaiting_.pop_front();
+    failStreamOp(op, code, concat("not started (its stream had not got there): ", why));
+  }
   std::vector<std::shared_ptr<Request>> all;
   for (auto& [id, r] : pending_) all.push_back(r);
   for (auto& r : all)
     finishRequest(*r, code, concat(r->isGet ? "get from " : "put to ", peerName(r->peer), " failed: ", why));
-  for (int p = 0; p < size(); ++p) {
+  for (int p = 0; p < static_cast<int>(channels_.size()); ++p) {  // empty when start() failed early
     if (p == rank_) continue;
     channels_[p].queue.clear();
     if (channels_[p].phase != Channel::RecvPhase::Closed || !channels_[p].sending.empty()) releaseChannel(channels_[p]);

@@ -16,6 +16,24 @@
 namespace hetccl::rma {
 
 class RmaService;
+struct OutMsg;
+struct Request;
+
+/// A stream-ordered put, get or notification (stream_ops.cc): queued on the user's stream as "write
+/// reached, wait for done, write passed" on a slot of pinned words (stream_flags.hpp); started by the
+/// progress thread when it sees "reached".
+struct StreamOp {
+  enum class Kind { Put, Get, Notify };
+  Kind kind = Kind::Put;
+  int peer = -1;
+  void* stream = nullptr;          ///< the user's stream (identity only: ops of one stream start in order)
+  uint64_t seq = 0;                ///< the value of its words
+  uint64_t* slot = nullptr;        ///< StreamFlags slot
+  std::shared_ptr<Request> request;  ///< Put/Get (its `ranges`, `local`); dropped when it finishes
+  std::shared_ptr<OutMsg> msg;     ///< what is enqueued to the peer once reached
+  Deadline reachBy{Clock::time_point{}};  ///< the stream must get there by then (HETCCL_TIMEOUT)
+  std::string what;                ///< "put of N bytes to rank P (host H)", for messages
+};
 
 /// A local registration (hetcclMem_t).
 struct LocalMem {
@@ -48,6 +66,7 @@ struct Request {
   State state = State::Pending;
   Result code = Result::Success;
   std::string message;
+  std::shared_ptr<StreamOp> streamOp;  ///< stream-ordered: released (done word) when this finishes
 };
 
 }  // namespace hetccl::rma

@@ -34,12 +34,16 @@ RmaService::RmaService(Communicator& comm)
       timeoutMs_(config().timeoutMs()),
       transportSetting_(comm.transportSetting()),
       boot_(&comm.bootstrap()),
-      memory_(makeMemoryAccess(comm)) {}
+      memory_(makeMemoryAccess(comm)) {
+  if (memory_->gpu()) flags_ = std::make_unique<StreamFlags>(memory_->gpu());
+}
 
 std::shared_ptr<RmaService> RmaService::init(Communicator& comm) {
   comm.checkUsable();
   if (comm.rma()) throw InvalidUsage("RMA is already initialised on this communicator (hetcclRmaInit is called once)");
   std::shared_ptr<RmaService> s(new RmaService(comm));
+  Communicator* c = &comm;  // stop() (before the communicator goes) ends every use
+  s->onStreamFailure_ = [c](const Error& e) { c->reportAsyncFailure(e); };
   s->start(comm);
   try {
     comm.attachRma(s);
@@ -68,8 +72,7 @@ void RmaService::start(Communicator& comm) {
     }
     channels_[p].send = &links_->sendTo(p);
     channels_[p].recv = &links_->recvFrom(p);
-    paths_[p] = concat("rma to rank ", p, ": ", links_->transportTo(p),
-                       memory_->hasGpu() ? ", device memory staged through pinned host memory" : ", host memory");
+    paths_[p] = concat("rma to rank ", p, ": ", describePath(links_->transportTo(p), memory_->hasGpu()));
     HETCCL_INFO(log::kInit, paths_[p]);
   }
   thread_ = std::thread([this] { progressLoop(); });
@@ -80,6 +83,10 @@ RmaService::~RmaService() { stop("the RMA service was destroyed"); }
 std::string RmaService::peerName(int peer) const {
   if (peer < 0 || peer >= size()) return concat("rank ", peer);
   return concat("rank ", peer, " (host ", peers_[peer].hostId, ")");
+}
+
+std::string describePath(std::string_view transport, bool gpuRank) {
+  return concat(transport, gpuRank ? ", device memory staged through pinned host memory" : ", host memory");
 }
 
 std::string RmaService::pathTo(int peer) const {
@@ -143,18 +150,16 @@ void RmaService::enqueue(int peer, std::shared_ptr<OutMsg> msg) {
   wake_.notify_one();
 }
 
-std::shared_ptr<Request> RmaService::transfer(bool isGet, const std::shared_ptr<LocalMem>& local, const RemoteMem& remote,
-                                              const std::vector<Range>& ranges) {
-  const int peer = remote.desc.owner;
+std::shared_ptr<Request> RmaService::makeTransfer(bool isGet, const RemoteMem& remote, const std::vector<Range>& ranges,
+                                                  const std::shared_ptr<LocalMem>& local, std::shared_ptr<OutMsg>& msg) {
   auto req = std::make_shared<Request>();
-  req->peer = peer;
+  req->peer = remote.desc.owner;
   req->isGet = isGet;
   req->service = shared_from_this();
   req->ranges = mergeRanges(ranges);
   for (const Range& r : req->ranges) req->totalBytes += r.bytes;
-  req->deadline = Deadline::afterMs(timeoutMs_);
 
-  auto msg = std::make_shared<OutMsg>();
+  msg = std::make_shared<OutMsg>();
   WireHeader& h = msg->header;
   h.type = static_cast<uint32_t>(isGet ? MsgType::GetReq : MsgType::Put);
   h.slot = remote.desc.slot;
@@ -179,20 +184,31 @@ std::shared_ptr<Request> RmaService::transfer(bool isGet, const std::shared_ptr<
     }
     msg->pieces = planPieces(msg->sizes, pieceMax_, packMax_);
   }
+  return req;
+}
 
+void RmaService::submit(const std::shared_ptr<Request>& req, const std::shared_ptr<OutMsg>& msg) {
+  req->deadline = Deadline::afterMs(timeoutMs_);
+  req->id = nextId_++;
+  msg->header.id = req->id;
+  msg->request = req;
+  pending_[req->id] = req;
+  enqueue(req->peer, msg);
+}
+
+std::shared_ptr<Request> RmaService::transfer(bool isGet, const std::shared_ptr<LocalMem>& local, const RemoteMem& remote,
+                                              const std::vector<Range>& ranges) {
+  std::shared_ptr<OutMsg> msg;
+  std::shared_ptr<Request> req = makeTransfer(isGet, remote, ranges, local, msg);
   std::lock_guard<std::mutex> lock(mu_);
-  checkOpen(peer);
+  checkOpen(req->peer);
   if (req->ranges.empty()) {  // nothing to move: done at once
     req->state = Request::State::Done;
     return req;
   }
-  req->id = nextId_++;
-  h.id = req->id;
   req->local = local;
   local->pending.fetch_add(1);
-  msg->request = req;
-  pending_[req->id] = req;
-  enqueue(peer, std::move(msg));
+  submit(req, msg);
   return req;
 }
 
@@ -206,6 +222,16 @@ void RmaService::finishRequest(Request& req, Result code, const std::string& mes
     req.local.reset();
   }
   pending_.erase(req.id);
+  if (std::shared_ptr<StreamOp> op = std::move(req.streamOp)) {
+    op->request.reset();
+    if (code == Result::Success) {  // the stream may go on: the data is in place
+      StreamFlags::store(op->slot, StreamFlags::kDone, op->seq);
+      streamPassing_.push_back(std::move(op));
+    } else {
+      streamFailed_.push_back({std::move(op), code, message});  // reported first, then released
+    }
+    streamBusy_.store(true);
+  }
   cv_.notify_all();
 }
 
@@ -298,8 +324,14 @@ void RmaService::stop(const std::string& why) noexcept {
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();  // flushes the goodbyes (bounded), then fails what is left
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failEverything(Result::RemoteError, why);
+  }
+  flushStreamFailures();  // every stream op released: reported to the communicator, "done" written
+  waitStreamsPassed();
   std::lock_guard<std::mutex> lock(mu_);
-  failEverything(Result::RemoteError, why);
+  onStreamFailure_ = nullptr;
   stopped_ = true;
   boot_ = nullptr;
   links_.reset();

@@ -14,10 +14,17 @@
 // to that peer (its connections abandoned, its requests failed naming its rank and host); later calls
 // towards it fail at once. Abort fails everything promptly; stop() (finalize/destroy) says Bye to the
 // peers, fails what is pending, joins the thread and frees the connections.
+// Stream-ordered transfers (stream_ops.cc): the call queues "write reached, wait for done, write passed"
+// on the user's stream (pinned words, stream_flags.hpp); the progress thread polls "reached", then
+// enqueues the prepared message exactly like hetcclPut/hetcclGet would at that moment, and the request's
+// completion writes "done". Every way a request or a waiting op ends (success, failure, peer death,
+// deadline, abort, stop) writes "done"; a failure is first reported to the communicator (its asynchronous
+// error, naming the peer), then the stream is released.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +41,7 @@
 #include "rma/memory_access.hpp"
 #include "rma/region_table.hpp"
 #include "rma/request.hpp"
+#include "rma/stream_flags.hpp"
 
 namespace hetccl {
 class Communicator;
@@ -44,6 +52,11 @@ class Bootstrap;
 }  // namespace hetccl
 
 namespace hetccl::rma {
+
+/// How the RMA links reach a peer over `transport` ("shm", "tcp", ...) from a rank with or without a GPU,
+/// e.g. "tcp, device memory staged through pinned host memory": the service's pathTo() lines, and
+/// hetccl-info --comm (the RMA links are chosen as the communicator's, so no hetcclRmaInit is needed).
+std::string describePath(std::string_view transport, bool gpuRank);
 
 class RmaService final : public CommExtension, public std::enable_shared_from_this<RmaService> {
  public:
@@ -73,6 +86,18 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   void wait(Request& req);
   bool finished(const Request& req);
 
+  // --- stream-ordered (stream_ops.cc) ---
+  /// Queues on `stream` a put (get) of `ranges` (checked by the caller) that starts once the stream gets
+  /// there and that later work of the stream waits for. InvalidUsage on a rank without a GPU and while
+  /// `stream` is being captured; UnhandledCudaError when the runtime refuses to queue (nothing started).
+  void transferOnStream(bool isGet, const std::shared_ptr<LocalMem>& local, const RemoteMem& remote,
+                        const std::vector<Range>& ranges, void* stream);
+  /// Queues on `stream` a notification that is sent to `peer` once the stream gets there.
+  void notifyOnStream(int peer, uint64_t tag, void* stream);
+  /// Told about every failed stream-ordered operation (before its stream is released): the
+  /// communicator's asynchronous error. Called on the progress thread or in stop(), never after stop().
+  using FailureSink = std::function<void(const Error&)>;
+
   // --- notifications ---
   void notify(int peer, uint64_t tag);
   bool poll(int& peer, uint64_t& tag);
@@ -95,6 +120,27 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   std::string peerName(int peer) const;
   void enqueue(int peer, std::shared_ptr<OutMsg> msg);  // mu_ held
   void finishRequest(Request& req, Result code, const std::string& message);  // mu_ held
+  /// The request and its message of a put/get (no lock; not yet numbered nor queued).
+  std::shared_ptr<Request> makeTransfer(bool isGet, const RemoteMem& remote, const std::vector<Range>& ranges,
+                                        const std::shared_ptr<LocalMem>& local, std::shared_ptr<OutMsg>& msg);
+  /// Numbers `req`, registers it as pending (deadline from now) and queues `msg` to its peer. mu_ held.
+  void submit(const std::shared_ptr<Request>& req, const std::shared_ptr<OutMsg>& msg);
+
+  // --- stream-ordered (stream_ops.cc) ---
+  /// The GPU runtime for a stream-ordered call on `stream`; throws InvalidUsage (no GPU, capturing).
+  device::GpuRuntime& streamRuntime(void* stream, const char* what) const;
+  /// Queues the op's stream operations and hands it to the progress thread.
+  void queueOnStream(const std::shared_ptr<StreamOp>& op);
+  /// Progress thread: starts the ops whose stream got there, fails those past reachBy, recycles slots.
+  bool progressStreams();
+  /// Ends a stream op that failed (its request, if any, fails too): reported, then released. mu_ held.
+  void failStreamOp(const std::shared_ptr<StreamOp>& op, Result code, const std::string& why);
+  /// Reports the failed ops to the sink, then writes their "done" words. No lock held.
+  void flushStreamFailures() noexcept;
+  /// stop(): waits (bounded) until every released stream went past its wait, so that the slots can be
+  /// freed; else the pool is leaked.
+  void waitStreamsPassed() noexcept;
+  void progressLoopBody();
 
   // --- progress thread (progress.cc) ---
   void progressLoop();
@@ -140,6 +186,19 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
     uint64_t tag;
   };
   std::deque<Note> notes_;
+  // stream-ordered operations (guarded by mu_, except flags_ which locks itself)
+  std::unique_ptr<StreamFlags> flags_;
+  FailureSink onStreamFailure_;  ///< cleared by stop()
+  std::deque<std::shared_ptr<StreamOp>> streamWaiting_;  ///< queued on their streams, not reached yet (call order)
+  struct StreamFailure {
+    std::shared_ptr<StreamOp> op;
+    Result code;
+    std::string message;
+  };
+  std::vector<StreamFailure> streamFailed_;  ///< to report, then release
+  std::vector<std::shared_ptr<StreamOp>> streamPassing_;  ///< released; slot reused once the stream passed
+  uint64_t streamSeq_ = 0;
+  std::atomic<bool> streamBusy_{false};  ///< anything of the above non-empty (the loop polls faster)
   std::thread thread_;
 };
 

@@ -132,14 +132,13 @@ int printJob() {
   auto id = hetccl::bootstrap::UniqueId::decode(reinterpret_cast<const unsigned char*>(env.id.internal),
                                                 sizeof env.id.internal);
   auto comm = hetccl::Communicator::create(id, env.size, env.rank, {});
-  hetccl::rma::RmaService::init(*comm);  // collective: the RMA links, to show their path per peer
   if (env.rank == 0) {
     std::printf("\n# job: %d ranks, %d domains (launcher: %s)\n", comm->size(), comm->numDomains(), env.source.c_str());
     std::printf("%-5s %-24s %-12s %-6s %-8s %-22s %s\n", "rank", "host", "domain", "device", "pid", "rank 0 reaches it by",
                 "RMA (hetccl_rma.h) from rank 0");
     for (const auto& p : comm->peers()) {
-      std::string rma = p.rank == comm->rank() ? "-" : comm->rmaPathTo(p.rank);
-      if (const size_t colon = rma.find(": "); colon != std::string::npos) rma = rma.substr(colon + 2);
+      const bool gpuRank = comm->peers()[comm->rank()].deviceKind != hetccl::DeviceKind::Host;
+      const std::string rma = p.rank == comm->rank() ? "-" : hetccl::rma::describePath(comm->transportTo(p.rank), gpuRank);
       std::printf("%-5d %-24s %-12s %-6s %-8d %-22.*s %s\n", p.rank, p.hostId.c_str(), p.domain.c_str(),
                   hetccl::deviceKindName(p.deviceKind), p.pid, static_cast<int>(comm->transportTo(p.rank).size()),
                   comm->transportTo(p.rank).data(), rma.c_str());
