@@ -4,14 +4,16 @@
 
 #include <cstring>
 
+#include "core/config.hpp"
 #include "core/log.hpp"
 #include "transport/shm/shm_transport.hpp"
 #include "transport/tcp/tcp_transport.hpp"
+#include "transport/ucx/ucx_transport.hpp"
 
 namespace hetccl {
 namespace {
 
-enum TransportId { kShm = 0, kTcp = 1, kNumTransports = 2 };
+enum TransportId { kShm = 0, kTcp = 1, kUcx = 2, kNumTransports = 3 };
 
 // Token of the connection from -> to: both ends derive it from the nonces every rank published through
 // the authenticated bootstrap, so a stranger on the network cannot present it.
@@ -25,8 +27,18 @@ uint64_t connectionToken(uint64_t nonceFrom, uint64_t nonceTo, int from, int to)
   return x;
 }
 
-int chooseTransport(const std::string& forced, const PeerInfo& self, const PeerInfo& peer) {
+// What a rank says about the ucx transport (Published::ucx): usable here, and whether HETCCL_UCX lets
+// auto pick it / insists on it.
+constexpr uint8_t kUcxUsable = 1;    ///< libucp loaded and a UCP context was created in this process
+constexpr uint8_t kUcxAllowed = 2;   ///< HETCCL_UCX is auto or on
+constexpr uint8_t kUcxRequired = 4;  ///< HETCCL_UCX=on
+
+/// The transport of the link self -> peer. Symmetric in (self, peer) when both have the same setting,
+/// because it only looks at what both published (host ids, ucx flags): both ends of a link agree.
+int chooseTransport(const std::string& forced, const PeerInfo& self, const PeerInfo& peer, uint8_t ucxSelf = 0,
+                    uint8_t ucxPeer = 0) {
   if (forced == "tcp") return kTcp;
+  if (forced == "ucx") return kUcx;
   if (forced == "shm") {
     if (self.hostId != peer.hostId)
       throw InvalidUsage(concat("HETCCL_TRANSPORT=shm but rank ", peer.rank, " is on host ", peer.hostId,
@@ -34,38 +46,71 @@ int chooseTransport(const std::string& forced, const PeerInfo& self, const PeerI
     return kShm;
   }
   if (!forced.empty() && forced != "auto")
-    throw InvalidArgument(concat("unknown transport '", forced, "' (expected auto, shm or tcp)"));
-  return self.hostId == peer.hostId ? kShm : kTcp;
+    throw InvalidArgument(concat("unknown transport '", forced, "' (expected auto, shm, tcp or ucx)"));
+  if (self.hostId == peer.hostId) return kShm;
+  const uint8_t both = ucxSelf & ucxPeer;
+  return (both & kUcxUsable) && (both & kUcxAllowed) ? kUcx : kTcp;
 }
 
 // What every rank publishes: a random nonce, its transport setting (compared: ranks that disagree would
-// otherwise meet as "not a valid shm handle") and one listener handle per transport.
+// otherwise meet as "not a valid shm handle"), what it can do with ucx, and one listener handle per
+// transport.
 struct Published {
   uint64_t nonce;
   char transport[16];  ///< HETCCL_TRANSPORT / netName as this rank sees it, NUL-terminated
+  uint8_t ucx;         ///< kUcx* flags
+  uint8_t reserved[7];
   transport::Handle handles[kNumTransports];
 };
 
 std::string settingOf(const Published& p) { return std::string(p.transport, strnlen(p.transport, sizeof p.transport)); }
 
 /// Throws InvalidUsage, on every rank alike, when two ranks would pick different transports for the link
-/// between them because they were given different settings (e.g. shm on one, tcp on the other).
+/// between them because they were given different settings (e.g. shm on one, tcp on the other), or when
+/// a link is to use ucx and one of its ranks has no usable UCX (HETCCL_TRANSPORT=ucx, HETCCL_UCX=on).
 void checkSameTransport(const std::vector<Published>& table, const std::vector<PeerInfo>& peers) {
   const int n = static_cast<int>(table.size());
-  for (int p = 0; p < n; ++p)
+  for (int p = 0; p < n; ++p) {
+    if ((table[p].ucx & kUcxRequired) && !(table[p].ucx & kUcxUsable))
+      throw InvalidUsage(concat("HETCCL_UCX=on but the ucx transport is unavailable on rank ", p, " (host ",
+                                peers[p].hostId, "): libucp did not load or UCX failed there (its log says why at INFO)"));
     for (int q = p + 1; q < n; ++q) {
       const std::string a = settingOf(table[p]), b = settingOf(table[q]);
-      if (a == b) continue;
       int fromP = -1, fromQ = -1;
       try {
-        fromP = chooseTransport(a == "auto" ? "" : a, peers[p], peers[q]);
-        fromQ = chooseTransport(b == "auto" ? "" : b, peers[q], peers[p]);
+        fromP = chooseTransport(a == "auto" ? "" : a, peers[p], peers[q], table[p].ucx, table[q].ucx);
+        fromQ = chooseTransport(b == "auto" ? "" : b, peers[q], peers[p], table[q].ucx, table[p].ucx);
       } catch (const Error&) {
       }
       if (fromP != fromQ)
         throw InvalidUsage(concat("ranks disagree on the transport: rank ", p, " has HETCCL_TRANSPORT (or the config's "
                                   "netName) '", a, "', rank ", q, " has '", b, "'; set it alike on every rank"));
+      if (fromP == kUcx && !((table[p].ucx & table[q].ucx) & kUcxUsable)) {
+        const int lacking = (table[p].ucx & kUcxUsable) ? q : p;
+        throw InvalidUsage(concat("HETCCL_TRANSPORT=ucx but the ucx transport is unavailable on rank ", lacking, " (host ",
+                                  peers[lacking].hostId, "): libucp did not load or UCX failed there (its log says why "
+                                  "at INFO); use tcp"));
+      }
+      const bool remote = peers[p].hostId != peers[q].hostId;
+      if (fromP == kTcp && remote && a == "auto" && ((table[p].ucx | table[q].ucx) & kUcxRequired))
+        throw InvalidUsage(concat("HETCCL_UCX=on but ranks ", p, " and ", q, " cannot both use ucx (rank ",
+                                  (table[p].ucx & kUcxUsable) ? q : p, " has HETCCL_UCX=off or no usable UCX)"));
     }
+  }
+}
+
+/// This rank's kUcx* flags: whether UCX is usable here (tried only when some link might use it) and
+/// what HETCCL_UCX says.
+uint8_t ucxFlags(const std::string& forced, bool remotePeer) {
+  const std::string mode = config().str("HETCCL_UCX");
+  if (mode != "auto" && mode != "on" && mode != "off")
+    throw InvalidArgument(concat("HETCCL_UCX=", mode, " (expected auto, on or off)"));
+  uint8_t flags = 0;
+  if (mode != "off") flags |= kUcxAllowed;
+  if (mode == "on") flags |= kUcxRequired;
+  const bool wanted = forced == "ucx" || ((forced.empty() || forced == "auto") && remotePeer && mode != "off");
+  if (wanted && transport::ucxUnavailableReason().empty()) flags |= kUcxUsable;
+  return flags;
 }
 
 }  // namespace
@@ -77,31 +122,49 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
   const auto& peers = boot.peers();
   const PeerInfo& self = peers[rank_];
   choice_.assign(n, -1);
-  bool needed[kNumTransports] = {};
+  // Which transports this rank may need before it knows the others' ucx flags: auto may use ucx or tcp
+  // towards every other host, so it listens on both (an unused listener closes at the end of init).
+  bool mayNeed[kNumTransports] = {};
+  bool remotePeer = false;
   for (int p = 0; p < n; ++p) {
     if (p == rank_) continue;
-    choice_[p] = chooseTransport(forced, self, peers[p]);
-    needed[choice_[p]] = true;
+    remotePeer = remotePeer || peers[p].hostId != self.hostId;
+    const int c = chooseTransport(forced, self, peers[p], kUcxUsable | kUcxAllowed, kUcxUsable | kUcxAllowed);
+    mayNeed[c] = true;
+    if (c == kUcx && forced != "ucx") mayNeed[kTcp] = true;
   }
 
-  transports_.push_back(transport::makeShmTransport());
-  transports_.push_back(transport::makeTcpTransport());
-  std::vector<std::unique_ptr<transport::Listener>> listeners(kNumTransports);
   std::vector<Published> table(n);
   Published& mine = table[rank_];
   std::memset(static_cast<void*>(&mine), 0, sizeof mine);  // every byte goes on the wire
+  mine.ucx = ucxFlags(forced, remotePeer);
+  if (!(mine.ucx & kUcxUsable)) mayNeed[kUcx] = false;  // every rank learns it from the table and falls back
+
+  transports_.push_back(transport::makeShmTransport());
+  transports_.push_back(transport::makeTcpTransport());
+  transports_.push_back(mine.ucx & kUcxUsable ? transport::makeUcxTransport() : nullptr);
+  std::vector<std::unique_ptr<transport::Listener>> listeners(kNumTransports);
   if (RAND_bytes(reinterpret_cast<unsigned char*>(&mine.nonce), sizeof mine.nonce) != 1)
     throw SystemError("RAND_bytes failed while creating connection tokens");
   std::strncpy(mine.transport, (forced.empty() ? std::string("auto") : forced).c_str(), sizeof mine.transport - 1);
-  // Every rank listens on a transport when any of its peers will use it; peers agree because the
-  // choice is symmetric in (self, peer).
+  // Every rank listens on a transport when any of its peers may use it.
   for (int t = 0; t < kNumTransports; ++t) {
-    if (!needed[t]) continue;
+    if (!mayNeed[t] || !transports_[t]) continue;
     listeners[t] = transports_[t]->listen(self);
     mine.handles[t] = listeners[t]->handle();
   }
   boot.allGather(table.data(), sizeof(Published));
   checkSameTransport(table, peers);
+  bool usesUcx = false;
+  for (int p = 0; p < n; ++p) {
+    if (p == rank_) continue;
+    choice_[p] = chooseTransport(forced, self, peers[p], mine.ucx, table[p].ucx);
+    usesUcx = usesUcx || choice_[p] == kUcx;
+  }
+  if (remotePeer && (forced.empty() || forced == "auto"))
+    HETCCL_INFO(log::kInit, "rank ", rank_, ": links to other hosts: ",
+                usesUcx ? "ucx (HETCCL_UCX=" : "tcp (HETCCL_UCX=", config().str("HETCCL_UCX"),
+                (mine.ucx & kUcxUsable) ? "" : concat("; ucx unavailable here: ", transport::ucxUnavailableReason()), ")");
 
   send_.resize(n);
   recv_.resize(n);

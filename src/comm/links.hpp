@@ -1,6 +1,7 @@
 // The transport connections of one communicator: one SendConn and one RecvConn per peer, over the
-// transport chosen for each pair (shm on one host, tcp between hosts; HETCCL_TRANSPORT or the config's
-// netName forces one). Built collectively at init through the bootstrap.
+// transport chosen for each pair (shm on one host; between hosts ucx when HETCCL_UCX allows it and UCX
+// loads on both ranks, else tcp; HETCCL_TRANSPORT or the config's netName forces one). Built
+// collectively at init through the bootstrap.
 #pragma once
 
 #include <atomic>
@@ -16,7 +17,7 @@ namespace hetccl {
 
 class LinkSet final : public engine::Links {
  public:
-  /// Connects this rank to every other rank. `forced` is "", "auto", "shm" or "tcp". Collective over
+  /// Connects this rank to every other rank. `forced` is "", "auto", "shm", "tcp" or "ucx". Collective over
   /// the bootstrap; throws on any failure (naming the peer) or at the deadline.
   LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const std::atomic<bool>* abortFlag,
           Deadline deadline);

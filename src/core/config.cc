@@ -35,7 +35,13 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_NRANKS", "", "", "number of ranks of the job, set by hetccl-run (tools read it)"},
     ConfigVar{"HETCCL_LOCAL_RANK", "", "", "rank among the processes of this host, set by hetccl-run (tools read it)"},
     ConfigVar{"HETCCL_LOCAL_SIZE", "", "", "processes on this host, set by hetccl-run (tools read it)"},
-    ConfigVar{"HETCCL_TRANSPORT", "", "auto", "transport between ranks: auto (shm on one host, else tcp), shm, tcp"},
+    ConfigVar{"HETCCL_TRANSPORT", "", "auto",
+              "transport between ranks: auto (shm on one host; between hosts ucx where HETCCL_UCX allows it and UCX loads on both ranks, else tcp), shm, tcp, ucx (every pair, one host included)"},
+    ConfigVar{"HETCCL_UCX", "", "auto",
+              "ucx transport under HETCCL_TRANSPORT=auto: auto (between hosts when libucp loads on both ranks), on (the same, and a rank without a usable UCX fails init), off (tcp between hosts)"},
+    ConfigVar{"HETCCL_UCX_LIB", "", "", "path of the libucp the ucx transport opens (default: libucp.so.0 from the dynamic loader's search path)"},
+    ConfigVar{"HETCCL_NET_DEVICES", "", "",
+              "ucx transport: network devices UCX may use (UCX_NET_DEVICES syntax, e.g. mlx5_0:1,eth0); ignored when UCX_NET_DEVICES is set. UCX_TLS, UCX_NET_DEVICES and every other UCX_* variable reach UCX unchanged"},
     ConfigVar{"HETCCL_RMA_PIECE_BYTES", "", "1M",
               "RMA (hetccl_rma.h): largest transport message of a put/get, 4K..64M; larger ranges are cut"},
     ConfigVar{"HETCCL_RMA_PACK_BYTES", "", "64K",
@@ -75,7 +81,7 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_NCCL_VERSION", "", "2.28.9",
               "version the drop-in libnccl.so.2 / librccl.so reports (ncclGetVersion): X.Y.Z or a code like 22809; at least the NCCL the application was built against"},
     ConfigVar{"HETCCL_CHECKSUM", "", "0",
-              "1: CRC32C of every piece the shm and tcp transports move between ranks; a mismatch fails the call naming the link (every rank should agree)"},
+              "1: CRC32C of every piece the shm, tcp and ucx transports move between ranks; a mismatch fails the call naming the link (every rank should agree)"},
 };
 static_assert(kVariables.size() <= 64, "grow Config::entries_");
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fault injection with every rank a separate host (its own network namespace, tcp between ranks).
+"""Fault injection with every rank a separate host (its own network namespace, tcp or ucx between ranks).
 
 Every case starts a 3-rank job (netns_fault_rank), injects one fault into one rank (the victim) at one
 phase, and checks every survivor: it returns hetcclRemoteError naming the victim (rank, and host once the
@@ -28,8 +28,14 @@ loaded 2-core CI machine runs several jobs at once, and waiting ranks poll busil
 for clock reading (and are looser by the injection's own duration, printed per case). Detection times
 are printed per case; they are a correctness check with slack, not a benchmark.
 
+Transport (--transport): tcp (default: HETCCL_UCX=off, so auto picks tcp between hosts) or ucx
+(HETCCL_UCX=on: auto must pick ucx between hosts, init fails otherwise; UCX_TLS=tcp and
+HETCCL_NET_DEVICES=eth0, i.e. UCX's tcp over the namespace's link, as between machines -- UCX would
+otherwise take shared memory or loopback between namespaces of one machine). Same cases, bounds and
+checks for both.
+
 Usage: run_faults.py --build BUILD_DIR [--runs N] [--parallel K] [--cases all|ci|wide|a,b] [--nranks N]
-                     [--timeout T] [--seed S]
+                     [--timeout T] [--seed S] [--transport tcp|ucx]
 Exit status: 0 all passed, 1 a check failed, 77 network namespaces are unavailable (skipped).
 """
 import argparse
@@ -122,6 +128,14 @@ class Proc:
             return [l for l in self.lines if l.startswith(prefix)]
 
 
+def ucx_installed():
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    except OSError:
+        return False
+    return "libucp.so.0 " in out
+
+
 def shm_segments():
     try:
         return {n for n in os.listdir("/dev/shm") if n.startswith("hetccl")}
@@ -129,9 +143,9 @@ def shm_segments():
         return set()
 
 
-def rank_env(rank, nranks, secret, timeout):
+def rank_env(rank, nranks, secret, timeout, transport="tcp"):
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HETCCL_", "NCCL_", "OMPI_", "SLURM_")) and k not in
+           if not k.startswith(("HETCCL_", "NCCL_", "OMPI_", "SLURM_", "UCX_")) and k not in
            ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
     env.update({
         "OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": str(nranks),
@@ -139,6 +153,10 @@ def rank_env(rank, nranks, secret, timeout):
         "HETCCL_COMM_ID": f"{netns.Cluster.addr(0)}:29500", "HETCCL_SECRET": secret,
         "HETCCL_HOST_ID": f"node{rank}", "HETCCL_SOCKET_IFNAME": "=eth0", "HETCCL_TIMEOUT": str(timeout),
     })
+    if transport == "ucx":
+        env.update({"HETCCL_UCX": "on", "UCX_TLS": "tcp", "HETCCL_NET_DEVICES": "eth0"})
+    else:
+        env["HETCCL_UCX"] = "off"
     return env
 
 
@@ -167,7 +185,7 @@ class Run:
             args = self.cluster.prefix(r) + [self.opts.program, "--coll", self.coll, "--count", str(self.opts.count),
                                              "--iters", str(iters), "--hold", hold, "--victim", str(self.victim),
                                              "--wait-go", "1", "--split", "1" if self.phase.startswith("split") else "0"]
-            self.procs.append(Proc(r, args, rank_env(r, self.opts.nranks, secret, timeout)))
+            self.procs.append(Proc(r, args, rank_env(r, self.opts.nranks, secret, timeout, self.opts.transport)))
         # Process start-up (ip netns exec, the dynamic loader) varies by far more than T on a loaded
         # machine: every rank begins its init at the same moment.
         deadline = time.time() + 30
@@ -355,6 +373,7 @@ def main():
     ap.add_argument("--delay-ms", type=int, default=20, help="degrade: added delay")
     ap.add_argument("--degrade-iters", type=int, default=30, help="degrade: collectives run under the fault")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--transport", choices=["tcp", "ucx"], default="tcp", help="transport between the hosts")
     opts = ap.parse_args()
     why = netns.unavailable_reason()
     if why:
@@ -372,7 +391,11 @@ def main():
     if needs_nft and not shutil.which("nft"):
         print("netns faults: FAIL: nftables (`nft`) is not installed; scripts/install-deps.sh installs it")
         return 1
+    if opts.transport == "ucx" and not ucx_installed():
+        print("netns faults: SKIPPED: --transport ucx but libucp.so.0 is not installed (Debian: libucx0)")
+        return 77
     print(f"netns faults: {len(cases)} cases x {opts.runs} runs, {opts.parallel} at a time, {opts.nranks} ranks, "
+          f"transport {opts.transport}, "
           f"HETCCL_TIMEOUT={opts.timeout}, slack {opts.slack} s, degrade via {'netem' if opts.netem else 'nftables loss + tbf'}, "
           f"seed {seed}", flush=True)
 

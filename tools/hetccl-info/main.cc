@@ -20,6 +20,7 @@
 #include "hetccl-info/torch_check.hpp"
 #include "net/socket.hpp"
 #include "rma/rma_service.hpp"
+#include "transport/ucx/ucx_transport.hpp"
 
 namespace {
 
@@ -56,8 +57,9 @@ void printSelf() {
   std::printf("device        %s: %s\n", hetccl::deviceKindName(self.deviceKind),
               choiceError.empty() ? choice.reason.c_str() : ("error: " + choiceError).c_str());
   std::printf("bootstrap/tcp %s\n", hetccl::net::chooseLocalAddress().toString().c_str());
-  std::printf("transports    shm (same host id), tcp (different host ids); HETCCL_TRANSPORT=%s\n",
-              hetccl::config().str("HETCCL_TRANSPORT").c_str());
+  std::printf("transports    shm (same host id), ucx or tcp (different host ids); HETCCL_TRANSPORT=%s, HETCCL_UCX=%s\n",
+              hetccl::config().str("HETCCL_TRANSPORT").c_str(), hetccl::config().str("HETCCL_UCX").c_str());
+  std::printf("ucx           %s\n", hetccl::transport::ucxDescription().c_str());
   for (hetccl::DeviceKind kind : {hetccl::DeviceKind::Cuda, hetccl::DeviceKind::Hip}) {
     const auto* gpu = hetccl::device::loadGpuPlugin(kind);
     std::string state = gpu ? std::string("loaded") : "unavailable: " + hetccl::device::gpuPluginUnavailableReason(kind);

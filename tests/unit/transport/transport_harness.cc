@@ -1,15 +1,23 @@
 #include "transport_harness.hpp"
 
+#include <cstdlib>
 #include <thread>
 
 #include "transport/shm/shm_transport.hpp"
 #include "transport/tcp/tcp_transport.hpp"
+#include "transport/ucx/ucx_transport.hpp"
 
 namespace hetccl::transport::testing {
 
 std::unique_ptr<Transport> makeTransport(const std::string& name) {
   if (name == "shm") return makeShmTransport();
   if (name == "tcp") return makeTcpTransport();
+  // ucx over the UCX transports of the environment's UCX_TLS, over UCX's tcp only, or over all UCX
+  // finds (shared memory, cma, tcp between processes of one host; UCX_TLS=all). UCX reads UCX_TLS when a
+  // worker is created. (UCX_TLS=sm,self alone cannot connect through a sockaddr listener in UCX 1.13.)
+  if (name == "ucx_tcp") setenv("UCX_TLS", "tcp", 1);
+  if (name == "ucx_all") setenv("UCX_TLS", "all", 1);
+  if (name == "ucx" || name == "ucx_tcp" || name == "ucx_all") return makeUcxTransport();  // throws when unavailable
   ADD_FAILURE() << "unknown transport " << name;
   return nullptr;
 }

@@ -16,7 +16,8 @@
 
 namespace hetccl::transport::testing {
 
-/// "shm" or "tcp".
+/// "shm", "tcp", or "ucx" / "ucx_tcp" / "ucx_all" (UCX_TLS as set / tcp / all; sets UCX_TLS for the
+/// process). Check ucxUnavailableReason() before asking for a ucx one.
 std::unique_ptr<Transport> makeTransport(const std::string& name);
 
 /// A token unique to this process and call; its first 8 hex digits are this process's pid (so a test can
