@@ -19,6 +19,10 @@ def kernel_symbols(path):
 
 def main():
     source_path, embedded_path = sys.argv[1], sys.argv[2]
+    import os
+    if not os.path.exists(source_path) or not os.path.exists(embedded_path):
+        print(f"{source_path} or {embedded_path} not built in this build: skipped")
+        return 77
     try:
         lib = ctypes.CDLL("libamdhip64.so.5")
         lib.hiprtcCreateProgram
