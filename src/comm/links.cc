@@ -100,14 +100,15 @@ void checkSameTransport(const std::vector<Published>& table, const std::vector<P
 }
 
 /// This rank's kUcx* flags: whether UCX is usable here (tried only when some link might use it) and
-/// what HETCCL_UCX says.
+/// what HETCCL_UCX says. HETCCL_UCX=on is about links between hosts: a communicator without any (e.g. a
+/// split into one host's ranks, or one rank) requires nothing.
 uint8_t ucxFlags(const std::string& forced, bool remotePeer) {
   const std::string mode = config().str("HETCCL_UCX");
   if (mode != "auto" && mode != "on" && mode != "off")
     throw InvalidArgument(concat("HETCCL_UCX=", mode, " (expected auto, on or off)"));
   uint8_t flags = 0;
   if (mode != "off") flags |= kUcxAllowed;
-  if (mode == "on") flags |= kUcxRequired;
+  if (mode == "on" && remotePeer) flags |= kUcxRequired;
   const bool wanted = forced == "ucx" || ((forced.empty() || forced == "auto") && remotePeer && mode != "off");
   if (wanted && transport::ucxUnavailableReason().empty()) flags |= kUcxUsable;
   return flags;
