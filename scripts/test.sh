@@ -10,7 +10,8 @@
 #   fuzz     clang-14 libFuzzer build of the fuzz targets only: each replays its seed corpus, then fuzzes
 #            HETCCL_FUZZ_SECONDS, two targets at a time
 #   netns    (root) the CI set of fault cases (run_faults.py --cases ci) HETCCL_NETNS_RUNS times each, the
-#            same set over the ucx transport HETCCL_NETNS_UCX_RUNS (2) times each, the
+#            whole set (all, split cases included; HETCCL_NETNS_UCX_CASES) over the ucx transport
+#            HETCCL_NETNS_UCX_RUNS (3) times each, the
 #            wide set (split/finalize faults) at 4 and 8 ranks HETCCL_NETNS_WIDE_RUNS (10) times each, with
 #            ranks in network namespaces, and the hostile-traffic job; skipped with a message where
 #            namespaces are unavailable. The full set: docs/RELIABILITY.md
@@ -141,9 +142,9 @@ netns() {
   local rc=0
   python3 tests/netns/run_faults.py --build build --runs "${HETCCL_NETNS_RUNS:-50}" \
     --parallel "${HETCCL_NETNS_PARALLEL:-4}" --cases "${HETCCL_NETNS_CASES:-ci}" || rc=$?
-  if [[ $rc == 0 ]]; then  # the CI set again with the ucx transport between the hosts (fewer runs: ~50 s)
-    python3 tests/netns/run_faults.py --build build --runs "${HETCCL_NETNS_UCX_RUNS:-2}" \
-      --parallel "${HETCCL_NETNS_PARALLEL:-4}" --cases "${HETCCL_NETNS_CASES:-ci}" --transport ucx || rc=$?
+  if [[ $rc == 0 ]]; then  # every case (split ones too) with the ucx transport between the hosts: ~30 s
+    python3 tests/netns/run_faults.py --build build --runs "${HETCCL_NETNS_UCX_RUNS:-3}" \
+      --parallel "${HETCCL_NETNS_PARALLEL:-4}" --cases "${HETCCL_NETNS_UCX_CASES:-all}" --transport ucx --stacks || rc=$?
     [[ $rc == 77 ]] && rc=0  # libucp missing: said above; the tcp runs stand
   fi
   if [[ $rc == 0 ]]; then  # split/finalize faults at 4 and 8 ranks (the wide set; 10 runs per case each)

@@ -1,5 +1,6 @@
-// Builds the bootstrap mesh: this rank connects to every lower rank's mesh listener and accepts every
-// higher rank on its own, both authenticated (the client's rank is proved inside the handshake).
+// Builds the bootstrap mesh: this rank connects to every lower rank's mesh listener (up to kConnectors
+// at a time, nearest first) and accepts every higher rank on its own, both authenticated (the client's
+// rank is proved inside the handshake).
 //
 // A rank that dies while the mesh is built is noticed well before the init deadline: every mesh listener
 // is bound before its rank joins the root and stays open until that rank has connected to all lower
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #include "bootstrap/acceptor.hpp"
@@ -137,6 +139,53 @@ net::Socket connectToLowerRank(const JoinContext& ctx, const RankDescriptor& pee
   }
 }
 
+struct LowerRankOutcome {
+  std::exception_ptr fatal;    ///< the nearest lower rank that did not answer before the deadline (or an abort)
+  std::exception_ptr gone;     ///< the nearest lower rank that refused (it has exited)
+};
+
+/// Connects to every lower rank, nearest first, up to kConnectors at a time. A rank that hangs
+/// (stopped, unreachable) holds up only the connection to itself: the other lower ranks' meshes still
+/// complete, so the waits that time out anywhere are waits for the hung rank, and name it. (One at a
+/// time, a rank stuck on its neighbour never reached rank 0, whose mesh then timed out naming it.)
+LowerRankOutcome connectLowerRanks(const JoinContext& ctx, const std::vector<RankDescriptor>& table,
+                                   std::vector<net::Socket>& sockets) {
+  constexpr int kConnectors = 8;
+  std::mutex mu;
+  int next = ctx.rank - 1;  // the next lower rank to connect to (guarded by mu)
+  int fatalRank = -1, goneRank = -1;
+  LowerRankOutcome out;
+  auto work = [&] {
+    while (true) {
+      int q;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (next < 0 || out.fatal) return;  // after a timeout the deadline has passed for everyone
+        q = next--;
+      }
+      try {
+        net::Socket s = connectToLowerRank(ctx, table[q]);
+        std::lock_guard<std::mutex> lock(mu);
+        sockets[q] = std::move(s);
+      } catch (const TimeoutError&) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (q > fatalRank) fatalRank = q, out.fatal = std::current_exception();
+      } catch (const PeerError&) {  // that rank is gone: go on with the others
+        std::lock_guard<std::mutex> lock(mu);
+        if (q > goneRank) goneRank = q, out.gone = std::current_exception();
+      } catch (...) {  // aborted, or a local failure
+        std::lock_guard<std::mutex> lock(mu);
+        if (q > fatalRank) fatalRank = q, out.fatal = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> connectors;
+  for (int i = 1; i < std::min(kConnectors, ctx.rank); ++i) connectors.emplace_back(work);
+  work();
+  for (auto& t : connectors) t.join();
+  return out;
+}
+
 /// This rank fails before its mesh is complete: the ranks it is already connected to (whose meshes may be
 /// complete) learn whom it blames before they see its sockets close, as from a Mesh (Notice frame).
 void tellConnectedRanks(const JoinContext& ctx, const std::vector<net::Socket>& sockets, std::exception_ptr failure) {
@@ -174,21 +223,13 @@ std::vector<net::Socket> buildMesh(const JoinContext& ctx, const net::Listener& 
   });
   std::exception_ptr failure;
   try {
-    // Nearest rank first: a rank that hangs (stopped, unreachable) then holds up only the connections
-    // to itself, so every wait that times out is a wait for it, and names it.
-    for (int q = ctx.rank - 1; q >= 0; --q) {
-      try {
-        sockets[q] = connectToLowerRank(ctx, table[q]);
-      } catch (const TimeoutError&) {
-        throw;  // the deadline has passed: nothing more can be done
-      } catch (const PeerError&) {
-        // That rank is gone. Go on with the others and keep accepting for a moment: a rank about to
-        // connect here then finds this rank's listener still open, goes on to the gone rank itself and
-        // names it, instead of naming this rank for having left.
-        if (!failure) failure = std::current_exception();
-      }
-    }
+    LowerRankOutcome lower = connectLowerRanks(ctx, table, sockets);
+    if (lower.fatal) std::rethrow_exception(lower.fatal);  // the deadline has passed (or aborted): nothing more to do
+    failure = lower.gone;
     if (failure) {
+      // A lower rank is gone. Keep accepting for a moment: a rank about to connect here then finds this
+      // rank's listener still open, goes on to the gone rank itself and names it, instead of naming this
+      // rank for having left.
       const Deadline grace = ctx.deadline.min(Deadline::afterMs(kLingerMs));
       while (!acceptorDone && !grace.expired()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
       std::rethrow_exception(failure);

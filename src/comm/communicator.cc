@@ -95,6 +95,7 @@ Communicator::~Communicator() {
   // A failed communicator's peers may be gone: its vendor communicators are aborted, not finalized with
   // them (an aborted one was aborted by abort() already).
   if (executor_ && asyncError() != Result::Success && !aborted_.load()) executor_->abort();
+  if (links_ && (aborted_.load() || asyncError() != Result::Success)) links_->closeAbruptly();
 }
 
 std::string_view Communicator::transportTo(int peer) const { return links_->transportTo(peer); }

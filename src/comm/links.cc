@@ -169,22 +169,36 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
 
   send_.resize(n);
   recv_.resize(n);
-  // All connects first (they never wait for the peer), then all accepts.
-  for (int p = 0; p < n; ++p) {
-    if (p == rank_) continue;
-    transport::ConnectInfo info{self, peers[p], connectionToken(mine.nonce, table[p].nonce, rank_, p), abortFlag};
-    send_[p] = transports_[choice_[p]]->connect(table[p].handles[choice_[p]], info, deadline);
-  }
-  for (int p = 0; p < n; ++p) {
-    if (p == rank_) continue;
-    transport::ConnectInfo info{self, peers[p], connectionToken(table[p].nonce, mine.nonce, p, rank_), abortFlag};
-    recv_[p] = transports_[choice_[p]]->accept(*listeners[choice_[p]], info, deadline);
-    HETCCL_INFO(log::kInit, "rank ", rank_, " <-> rank ", p, " (host ", peers[p].hostId, ", domain ",
-                peers[p].domain, ") via ", transports_[choice_[p]]->name());
+  try {
+    // All connects first (they never wait for the peer), then all accepts.
+    for (int p = 0; p < n; ++p) {
+      if (p == rank_) continue;
+      transport::ConnectInfo info{self, peers[p], connectionToken(mine.nonce, table[p].nonce, rank_, p), abortFlag};
+      send_[p] = transports_[choice_[p]]->connect(table[p].handles[choice_[p]], info, deadline);
+    }
+    for (int p = 0; p < n; ++p) {
+      if (p == rank_) continue;
+      transport::ConnectInfo info{self, peers[p], connectionToken(table[p].nonce, mine.nonce, p, rank_), abortFlag};
+      recv_[p] = transports_[choice_[p]]->accept(*listeners[choice_[p]], info, deadline);
+      HETCCL_INFO(log::kInit, "rank ", rank_, " <-> rank ", p, " (host ", peers[p].hostId, ", domain ",
+                  peers[p].domain, ") via ", transports_[choice_[p]]->name());
+    }
+  } catch (...) {  // a peer that never connected may be stopped: the others' connections go without waiting
+    abandonAll();
+    throw;
   }
 }
 
-LinkSet::~LinkSet() = default;
+LinkSet::~LinkSet() {
+  if (abrupt_) abandonAll();
+}
+
+void LinkSet::abandonAll() noexcept {
+  for (auto& s : send_)
+    if (s) s->abandon();
+  for (auto& r : recv_)
+    if (r) r->abandon();
+}
 
 transport::SendConn& LinkSet::sendTo(int peer) {
   if (peer < 0 || peer >= static_cast<int>(send_.size()) || !send_[peer])

@@ -29,12 +29,19 @@ class LinkSet final : public engine::Links {
   /// Name of the transport used towards `peer` ("self" for this rank).
   std::string_view transportTo(int peer) const;
 
+  /// The communicator failed: its peers may be gone or stopped, so the destructor abandons every
+  /// connection (transports close without waiting for the peer) instead of closing it gracefully.
+  void closeAbruptly() noexcept { abrupt_ = true; }
+
  private:
+  void abandonAll() noexcept;
+
   int rank_;
   std::vector<std::unique_ptr<transport::Transport>> transports_;  // indexed by TransportId
   std::vector<int> choice_;                                        // per peer: index into transports_
   std::vector<std::unique_ptr<transport::SendConn>> send_;
   std::vector<std::unique_ptr<transport::RecvConn>> recv_;
+  bool abrupt_ = false;
 };
 
 }  // namespace hetccl

@@ -266,11 +266,23 @@ class Run:
             try:
                 p.p.wait(max(0.1, deadline - time.time()))
             except subprocess.TimeoutExpired:
-                problems.append(f"rank {p.rank} did not exit by itself (hang)")
+                problems.append(f"rank {p.rank} did not exit by itself (hang)" + self.stacks(p))
         for p in self.procs:
             p.kill()
         self.cluster.restore(self.victim)
         return problems
+
+    def stacks(self, p):
+        """The hung rank's threads as gdb sees them (--stacks), for the report."""
+        if not self.opts.stacks:
+            return ""
+        try:
+            r = subprocess.run(["gdb", "-p", str(p.p.pid), "-batch", "-ex", "thread apply all bt 30"],
+                               capture_output=True, text=True, timeout=60)
+            lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("#", "Thread"))]
+            return ":\n        " + "\n        ".join(lines)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f" (gdb failed: {e})"
 
     def root_stopped_mid_answers(self, msg):
         """The one accepted exception to naming the victim (docs/RELIABILITY.md, known limits): the root
@@ -373,6 +385,7 @@ def main():
     ap.add_argument("--delay-ms", type=int, default=20, help="degrade: added delay")
     ap.add_argument("--degrade-iters", type=int, default=30, help="degrade: collectives run under the fault")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--stacks", action="store_true", help="print a hung rank's threads (gdb) before killing it")
     ap.add_argument("--transport", choices=["tcp", "ucx"], default="tcp", help="transport between the hosts")
     opts = ap.parse_args()
     why = netns.unavailable_reason()

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -33,6 +34,16 @@ void* createContext(const api::Ucp& u) {
       throw InvalidArgument(concat("ucx: HETCCL_NET_DEVICES=", c.str("HETCCL_NET_DEVICES"),
                                    " is not a valid UCX_NET_DEVICES value: ", u.statusText(st)));
     }
+  }
+  // UCX's tcp transport connects its wire-up sockets with a blocking connect() by default
+  // (UCX_TCP_CONN_NB=n): towards a host that drops packets, ucp_ep_create and ucp_worker_progress would
+  // sit in the kernel's SYN retries (minutes), holding this worker, past every deadline. Non-blocking
+  // connects report such a peer through the endpoint's error handler instead.
+  if (!std::getenv("UCX_TCP_CONN_NB")) {
+    st = u.ucp_config_modify(cfg, "CONN_NB", "y");  // a key UCP lacks goes on to the transports' tables
+    if (st != api::UCS_OK)
+      HETCCL_WARN(log::kNet, "ucx: could not set UCX_TCP_CONN_NB=y (", u.statusText(st),
+                  "): a peer host that drops packets can block connection set-up past HETCCL_TIMEOUT");
   }
   api::Params params{};
   params.fieldMask = api::UCP_PARAM_FIELD_FEATURES;
@@ -136,7 +147,9 @@ Worker::~Worker() {
   }
   thread_.join();
   std::lock_guard<std::mutex> lock(mutex_);
-  const Deadline d = Deadline::afterMs(kCloseMs);
+  // A peer silent for HETCCL_TIMEOUT counts as gone everywhere else: a graceful close waits no longer.
+  const int64_t closeMs = std::min<int64_t>(kCloseMs, config().timeoutMs());
+  const Deadline d = Deadline::afterMs(closeMs);
   auto busy = [&] {
     for (const Retired& r : retired_)
       if (r.op->pending()) return true;
@@ -147,7 +160,7 @@ Worker::~Worker() {
     reapLocked();
   }
   if (busy())
-    HETCCL_INFO(log::kNet, "ucx: ", closing_.size(), " endpoint close(s) did not complete within ", kCloseMs,
+    HETCCL_INFO(log::kNet, "ucx: ", closing_.size(), " endpoint close(s) did not complete within ", closeMs,
                 " ms (a peer gone or stopped); destroying the worker anyway");
   for (void* r : closing_) ucp_.ucp_request_free(r);
   closing_.clear();

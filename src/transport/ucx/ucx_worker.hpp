@@ -72,7 +72,8 @@ class Worker {
   void* createEndpoint(api::EpParams params, EpState** state, const std::string& what);
   /// Closes `ep`: force = cancel what is in flight at once (failed or abandoned connections), else flush
   /// it first (what was sent still arrives, as with a closed socket). The close completes in the
-  /// background; the worker's destructor waits up to kCloseMs for the rest. Caller holds mutex().
+  /// background; the worker's destructor waits up to kCloseMs (at most HETCCL_TIMEOUT) for the rest.
+  /// Caller holds mutex().
   void closeEndpoint(void* ep, bool force);
   /// Takes over `op` (still owned by UCP): kept alive until it completes, or until the worker is gone.
   /// `extra` (a buffer UCP may still write, e.g. a hello) lives as long. Caller holds mutex().
