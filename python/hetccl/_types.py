@@ -1,0 +1,106 @@
+"""Data types and reduction operators: DataType, ReduceOp (SUM ... AVG), the op= argument, PreMulSumOp."""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import struct
+
+from . import _lib
+from ._errors import InvalidArgumentError
+from ._library import check
+
+
+class DataType(enum.IntEnum):
+    """hetcclDataType_t."""
+
+    int8 = 0
+    uint8 = 1
+    int32 = 2
+    uint32 = 3
+    int64 = 4
+    uint64 = 5
+    float16 = 6
+    float32 = 7
+    float64 = 8
+    bfloat16 = 9
+    float8_e4m3 = 10
+    float8_e5m2 = 11
+
+
+class ReduceOp(enum.IntEnum):
+    """hetcclRedOp_t (handles from Communicator.premul_sum are ints >= 5)."""
+
+    SUM = 0
+    PROD = 1
+    MAX = 2
+    MIN = 3
+    AVG = 4
+
+
+SUM, PROD, MAX, MIN, AVG = ReduceOp.SUM, ReduceOp.PROD, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.AVG
+_OP_NAMES = {"sum": 0, "prod": 1, "max": 2, "min": 3, "avg": 4, "mean": 4}
+
+
+_OP_CODES = {**{m: int(m) for m in ReduceOp}, **{int(m): int(m) for m in ReduceOp}, **_OP_NAMES}
+
+
+def _op(op):
+    try:
+        code = _OP_CODES.get(op)
+    except TypeError:  # unhashable
+        code = None
+    if code is not None:
+        return code
+    if isinstance(op, int):
+        return int(op)
+    if isinstance(op, str):
+        try:
+            return _OP_NAMES[op.lower()]
+        except KeyError:
+            pass
+    if isinstance(op, PreMulSumOp):
+        return op.handle
+    raise InvalidArgumentError(f"op={op!r}: expected hetccl.SUM/PROD/MAX/MIN/AVG, one of {sorted(_OP_NAMES)} or a "
+                               "PreMulSum op")
+
+
+
+# ---- premul-sum ------------------------------------------------------------------------------------
+
+def _pack_scalar(value, dtype):
+    dtype = DataType(dtype)
+    if dtype in (DataType.float8_e4m3, DataType.float8_e5m2):
+        raise InvalidArgumentError("premul_sum: fp8 scalars are not supported by the Python layer")
+    if dtype == DataType.bfloat16:
+        bits = struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        bits = (bits + 0x7FFF + (bits >> 16 & 1)) >> 16  # round to nearest even
+        return struct.pack("<H", bits)
+    fmt = {0: "b", 1: "B", 2: "i", 3: "I", 4: "q", 5: "Q", 6: "e", 7: "f", 8: "d"}[int(dtype)]
+    return struct.pack("<" + fmt, value if fmt in "efd" else int(value))
+
+
+class PreMulSumOp:
+    """A reduction operator op(x) = sum over ranks of scalar_rank * x_rank (hetcclRedOpCreatePreMulSum),
+    valid on its communicator for its dtype. Use as an `op=`; destroy() (or a with block) frees it."""
+
+    def __init__(self, comm, scalar, dtype):
+        f = _lib.load()
+        self._comm = comm
+        self.dtype = DataType(dtype)
+        buf = ctypes.create_string_buffer(_pack_scalar(scalar, self.dtype), 8)
+        h = ctypes.c_int()
+        check(f.hetcclRedOpCreatePreMulSum(ctypes.byref(h), buf, int(self.dtype), 1, comm._live()), comm._h)
+        self.handle = h.value
+
+    def destroy(self):
+        if self.handle is not None and self._comm._h:
+            check(_lib.fn.hetcclRedOpDestroy(self.handle, self._comm._h), self._comm._h)
+        self.handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+        return False
