@@ -46,6 +46,10 @@ constexpr std::array kVariables{
               "RMA (hetccl_rma.h): largest transport message of a put/get, 4K..64M; larger ranges are cut"},
     ConfigVar{"HETCCL_RMA_PACK_BYTES", "", "64K",
               "RMA: ranges of a batch up to this size are packed into shared messages (0: never), up to 64M"},
+    ConfigVar{"HETCCL_RMA_WINDOW", "", "auto",
+              "RMA between ranks of one host: auto (through a pinned shared-memory window, copy engines on both sides, when either rank has a GPU), on (for every pair of one host), off (the transport, device memory staged)"},
+    ConfigVar{"HETCCL_RMA_WINDOW_SLOTS", "", "4", "RMA window: slots per pair of ranks of one host and direction, 2..64"},
+    ConfigVar{"HETCCL_RMA_WINDOW_BYTES", "", "4M", "RMA window: bytes per slot, 64K..1G (a multiple of 64)"},
     ConfigVar{"HETCCL_TCP_SOCKETS", "NCCL_NSOCKS_PERTHREAD", "4", "tcp sockets (and threads) per peer and direction, 1..16"},
     ConfigVar{"HETCCL_SHM_SLOT_BYTES", "", "512K", "bytes per shared-memory ring slot"},
     ConfigVar{"HETCCL_SHM_SLOTS", "", "8", "slots per shared-memory ring (one ring per peer and direction)"},
@@ -107,6 +111,8 @@ constexpr std::array kSizeBounds{
     SizeBound{"HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, 64 * kGiB, "a threshold on message size"},
     SizeBound{"HETCCL_RMA_PIECE_BYTES", 4 * kKiB, 64 * kMiB, "every RMA piece costs a message; each holds a staging buffer"},
     SizeBound{"HETCCL_RMA_PACK_BYTES", 0, 64 * kMiB, "a threshold on range size"},
+    SizeBound{"HETCCL_RMA_WINDOW_SLOTS", 2, 64, "every pair of ranks of one host gets this many slots of /dev/shm each way"},
+    SizeBound{"HETCCL_RMA_WINDOW_BYTES", 64 * kKiB, kGiB, "every pair of ranks of one host gets HETCCL_RMA_WINDOW_SLOTS such slots each way"},
 };
 
 const SizeBound* sizeBound(std::string_view name) {

@@ -12,6 +12,7 @@
 #include "rma/piece_plan.hpp"
 #include "rma/region_table.hpp"
 #include "rma/request.hpp"
+#include "rma/window.hpp"
 #include "rma/wire.hpp"
 #include "transport/base/transport.hpp"
 
@@ -58,6 +59,7 @@ struct Incoming {
   unsigned char* dst = nullptr;  ///< nullptr: drain (a refused put)
   MemKind dstKind = MemKind::Host;
   Access access;                 ///< Put: the target's check
+  uint64_t windowTaken = 0;      ///< window path: bytes of pieces[applied] already copied out
   std::optional<RegionRef> held; ///< Put: released when done
   std::shared_ptr<Request> request;  ///< GetResp
 };
@@ -68,6 +70,10 @@ struct Channel {
   // progress thread only
   transport::SendConn* send = nullptr;
   transport::RecvConn* recv = nullptr;
+  /// A pair of ranks of one host (window.hpp): the pieces of each direction cross these instead of the
+  /// connections (headers, tables and answers still take the connections).
+  std::unique_ptr<Window> outWindow, inWindow;
+  uint64_t windowSent = 0;                      ///< bytes of the current piece already in outWindow
   std::deque<std::shared_ptr<OutMsg>> sending;  ///< taken from queue, in order
   size_t nextPiece = 0;                         ///< of sending.front(), once its header is posted
   bool headerPosted = false;

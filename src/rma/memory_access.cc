@@ -51,6 +51,19 @@ void MemoryAccess::fromMemory(MemKind kind, void* dst, const void* src, size_t n
   std::memcpy(dst, src, n);
 }
 
+void MemoryAccess::copyAll(MemKind kind, std::span<const Copy> copies) const {
+  if (!isDevice(kind) || !gpu_) {
+    for (const Copy& c : copies)
+      if (c.n) std::memcpy(c.dst, c.src, c.n);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(streamMu_);
+  if (!copyStream_) copyStream_ = gpu_->createStream();
+  for (const Copy& c : copies)
+    if (c.n) gpu_->copyAsync(c.dst, c.src, c.n, copyStream_);
+  gpu_->synchronize(copyStream_);
+}
+
 MemoryAccess::Buffer MemoryAccess::staging(size_t bytes) {
   bytes = (bytes + kGranule - 1) / kGranule * kGranule;
   {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "device/gpu_runtime.hpp"
@@ -34,6 +35,16 @@ class MemoryAccess {
   void toMemory(MemKind kind, void* dst, const void* src, size_t n) const;
   /// dst (host memory) = src (memory of kind `kind`), complete on return.
   void fromMemory(MemKind kind, void* dst, const void* src, size_t n) const;
+  /// One copy between memory of some kind and host memory (either direction).
+  struct Copy {
+    void* dst;
+    const void* src;
+    size_t n;
+  };
+  /// Runs `copies`, each between memory of kind `kind` and host memory, complete on return: device copies
+  /// are queued together on the copy stream and synchronised once (a chunk of many small ranges costs
+  /// one synchronisation, not one per range).
+  void copyAll(MemKind kind, std::span<const Copy> copies) const;
 
   /// A host buffer of `bytes` (pinned where the rank has a GPU), from a pool of free ones; give it back
   /// with recycle(). Buffers are of size `bytes` rounded up to the pool's granule.

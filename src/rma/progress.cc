@@ -130,6 +130,13 @@ bool RmaService::progressSend(int peer, Channel& ch) {
         ch.sendInFlight.push_back({ch.send->isend(msg->table.data(), msg->table.size() * sizeof(WireRange)), {}, msg, false});
       ch.headerPosted = true;
       ch.nextPiece = 0;
+    } else if (ch.outWindow) {  // a pair of one host: chunks through the window, complete on return
+      const Piece& pc = msg->pieces[ch.nextPiece];
+      if (!sendWindowChunk(ch, *msg, pc)) break;  // every slot holds a chunk: later
+      did = true;
+      if (ch.windowSent < pc.bytes) continue;
+      ch.windowSent = 0;
+      ++ch.nextPiece;
     } else {
       const Piece& pc = msg->pieces[ch.nextPiece];
       SendInFlight f{0, {}, msg, false};
@@ -154,7 +161,12 @@ bool RmaService::progressSend(int peer, Channel& ch) {
       ++ch.nextPiece;
     }
     if (ch.nextPiece == msg->pieces.size()) {  // every byte of the message is posted
-      ch.sendInFlight.back().lastOfMsg = true;
+      if (ch.outWindow && !msg->pieces.empty()) {  // already copied into the window: the region is free
+        if (msg->heldRegion) regions_.release(*msg->heldRegion);
+        msg->heldRegion.reset();
+      } else {
+        ch.sendInFlight.back().lastOfMsg = true;
+      }
       ch.sending.pop_front();
       ch.headerPosted = false;
       ch.nextPiece = 0;
@@ -186,6 +198,7 @@ bool RmaService::progressRecv(int peer, Channel& ch) {
     case Phase::Pieces:
       break;
   }
+  if (ch.inWindow) return recvWindowChunks(peer, ch);
   Incoming& in = ch.in;
   bool did = false;
   while (in.posted < in.pieces.size() && ch.recvInFlight.size() < kMaxInFlight) {
@@ -439,6 +452,9 @@ void RmaService::releaseChannel(Channel& ch) noexcept {
   ch.in = Incoming{};
   ch.headerPosted = false;
   ch.nextPiece = 0;
+  ch.windowSent = 0;
+  if (ch.outWindow) ch.outWindow->reset();
+  if (ch.inWindow) ch.inWindow->reset();
   ch.phase = Channel::RecvPhase::Closed;
 }
 

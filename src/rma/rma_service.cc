@@ -65,6 +65,7 @@ void RmaService::start(Communicator& comm) {
   channels_.resize(size());
   dead_.resize(size());
   paths_.resize(size());
+  setUpWindows(boot);
   for (int p = 0; p < size(); ++p) {
     if (p == rank_) {
       paths_[p] = "self (no RMA: local memory)";
@@ -72,7 +73,13 @@ void RmaService::start(Communicator& comm) {
     }
     channels_[p].send = &links_->sendTo(p);
     channels_[p].recv = &links_->recvFrom(p);
-    paths_[p] = concat("rma to rank ", p, ": ", describePath(links_->transportTo(p), memory_->hasGpu()));
+    const Channel& ch = channels_[p];
+    paths_[p] = concat("rma to rank ", p, ": ",
+                       ch.outWindow || ch.inWindow
+                           ? concat("window (pinned shared memory, ", memory_->hasGpu() ? "copy engines" : "memcpy",
+                                    "; sends ", ch.outWindow ? "window" : "connection", ", receives ",
+                                    ch.inWindow ? "window" : "connection", "), ", links_->transportTo(p), " for control")
+                           : describePath(links_->transportTo(p), memory_->hasGpu()));
     HETCCL_INFO(log::kInit, paths_[p]);
   }
   thread_ = std::thread([this] { progressLoop(); });

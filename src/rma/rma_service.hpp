@@ -57,6 +57,9 @@ namespace hetccl::rma {
 /// e.g. "tcp, device memory staged through pinned host memory": the service's pathTo() lines, and
 /// hetccl-info --comm (the RMA links are chosen as the communicator's, so no hetcclRmaInit is needed).
 std::string describePath(std::string_view transport, bool gpuRank);
+/// Whether HETCCL_RMA_WINDOW asks for a window between `self` and `peer` (one host; auto: either has a
+/// GPU). Throws InvalidArgument for an unknown setting. The window is used where it could be made.
+bool windowWanted(const PeerInfo& self, const PeerInfo& peer);
 
 class RmaService final : public CommExtension, public std::enable_shared_from_this<RmaService> {
  public:
@@ -141,6 +144,15 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   /// freed; else the pool is leaked.
   void waitStreamsPassed() noexcept;
   void progressLoopBody();
+
+  // --- the window path between ranks of one host (window_path.cc) ---
+  /// Collective: creates and maps the windows of the pairs of this host that HETCCL_RMA_WINDOW selects
+  /// (a pair whose window cannot be made on either side keeps the connections, logged at INFO).
+  void setUpWindows(bootstrap::Bootstrap& boot);
+  /// Copies the next chunk of `pc` into the window; false while no slot is free.
+  bool sendWindowChunk(Channel& ch, OutMsg& msg, const Piece& pc);
+  /// Copies out (applies) every published chunk of the incoming transfer; finishes it when complete.
+  bool recvWindowChunks(int peer, Channel& ch);
 
   // --- progress thread (progress.cc) ---
   void progressLoop();

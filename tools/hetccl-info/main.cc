@@ -140,7 +140,10 @@ int printJob() {
                 "RMA (hetccl_rma.h) from rank 0");
     for (const auto& p : comm->peers()) {
       const bool gpuRank = comm->peers()[comm->rank()].deviceKind != hetccl::DeviceKind::Host;
-      const std::string rma = p.rank == comm->rank() ? "-" : hetccl::rma::describePath(comm->transportTo(p.rank), gpuRank);
+      const hetccl::PeerInfo& self = comm->peers()[comm->rank()];
+      const std::string rma = p.rank == comm->rank()                  ? "-"
+                              : hetccl::rma::windowWanted(self, p) ? "window (pinned shared memory, one host)"
+                                                                   : hetccl::rma::describePath(comm->transportTo(p.rank), gpuRank);
       std::printf("%-5d %-24s %-12s %-6s %-8d %-22.*s %s\n", p.rank, p.hostId.c_str(), p.domain.c_str(),
                   hetccl::deviceKindName(p.deviceKind), p.pid, static_cast<int>(comm->transportTo(p.rank).size()),
                   comm->transportTo(p.rank).data(), rma.c_str());

@@ -1,0 +1,88 @@
+#include "rma/window.hpp"
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "device/gpu_runtime.hpp"
+
+namespace hetccl::rma {
+
+using transport::shm::ShmSegment;
+
+size_t Window::slotsOffset() { return (sizeof(WindowHeader) + 4095) / 4096 * 4096; }
+
+Window::Window(ShmSegment segment, device::GpuRuntime* gpu) : segment_(std::move(segment)) {
+  const WindowHeader* h = header();
+  slots_ = h->slots;
+  slotBytes_ = h->slotBytes;
+  data_ = static_cast<unsigned char*>(segment_.data()) + slotsOffset();
+  if (gpu) {
+    gpu->registerHost(segment_.data(), segment_.size());  // throws naming the runtime's error
+    gpu_ = gpu;
+  }
+}
+
+Window::~Window() {
+  if (gpu_) gpu_->unregisterHost(segment_.data());
+}
+
+std::unique_ptr<Window> Window::create(const std::string& name, int from, int to, uint32_t slots, uint64_t slotBytes,
+                                       device::GpuRuntime* gpu) {
+  if (slots == 0 || slotBytes == 0 || slotBytes % 64 != 0)
+    throw InvalidArgument(concat("RMA window geometry ", slots, " x ", slotBytes, " bytes is invalid"));
+  const size_t total = slotsOffset() + size_t{slots} * slotBytes;
+  ShmSegment seg = ShmSegment::create(name, total, "RMA windows: HETCCL_RMA_WINDOW_SLOTS x HETCCL_RMA_WINDOW_BYTES "
+                                                   "per direction and pair of ranks of one host (HETCCL_RMA_WINDOW=off: none)");
+  auto* h = static_cast<WindowHeader*>(seg.data());
+  h->version = kWindowVersion;
+  h->slots = slots;
+  h->slotBytes = slotBytes;
+  h->totalBytes = total;
+  h->fromRank = from;
+  h->toRank = to;
+  h->head.store(0, std::memory_order_relaxed);
+  h->tail.store(0, std::memory_order_relaxed);
+  h->magic.store(kWindowMagic, std::memory_order_release);
+  return std::unique_ptr<Window>(new Window(std::move(seg), gpu));
+}
+
+std::unique_ptr<Window> Window::open(const std::string& name, int from, int to, device::GpuRuntime* gpu) {
+  std::optional<ShmSegment> seg = ShmSegment::tryOpen(name, sizeof(WindowHeader));
+  ShmSegment::unlink(name);
+  auto bad = [&](const std::string& why) {
+    return SystemError(concat("RMA window from rank ", from, ": segment ", name, " ", why));
+  };
+  if (!seg) throw bad("does not exist");
+  const auto* h = static_cast<const WindowHeader*>(seg->data());
+  if (h->magic.load(std::memory_order_acquire) != kWindowMagic || h->version != kWindowVersion)
+    throw bad("has a bad magic or version");
+  if (h->slots == 0 || h->slots > 1024 || h->slotBytes == 0 || h->slotBytes % 64 != 0 ||
+      h->slotBytes > (uint64_t{1} << 30) || h->totalBytes != slotsOffset() + size_t{h->slots} * h->slotBytes ||
+      h->totalBytes != seg->size())
+    throw bad(concat("has a bad geometry (", h->slots, " x ", h->slotBytes, " bytes in ", seg->size(), ")"));
+  if (h->fromRank != from || h->toRank != to) throw bad(concat("is for ranks ", h->fromRank, "->", h->toRank));
+  return std::unique_ptr<Window>(new Window(std::move(*seg), gpu));
+}
+
+unsigned char* Window::freeSlot() {
+  const uint64_t released = header()->tail.load(std::memory_order_acquire);
+  if (sent_ - released >= slots_) return nullptr;  // (a tail beyond sent_ wraps to a huge value: no slot either)
+  return data_ + (sent_ % slots_) * slotBytes_;
+}
+
+void Window::publish() { header()->head.store(++sent_, std::memory_order_release); }
+
+const unsigned char* Window::fullSlot(std::string& problem) {
+  const uint64_t published = header()->head.load(std::memory_order_acquire);
+  if (published == taken_) return nullptr;
+  if (published - taken_ > slots_) {
+    problem = concat("the sender published chunk ", published, " while chunk ", taken_, " was not released (", slots_,
+                     " slots)");
+    return nullptr;
+  }
+  return data_ + (taken_ % slots_) * slotBytes_;
+}
+
+void Window::release() { header()->tail.store(++taken_, std::memory_order_release); }
+
+}  // namespace hetccl::rma

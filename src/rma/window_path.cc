@@ -1,0 +1,141 @@
+// The RMA service's window path between ranks of one host (window.hpp): set-up at hetcclRmaInit, and the
+// progress thread's side of it -- pieces cut into chunks of at most the window's slot size, copied in by
+// the sender and out by the receiver, both in the order of the pieces.
+#include <algorithm>
+#include <cstdio>
+
+#include "bootstrap/bootstrap.hpp"
+#include "bootstrap/crypto.hpp"
+#include "core/config.hpp"
+#include "core/log.hpp"
+#include "rma/rma_service.hpp"
+
+namespace hetccl::rma {
+namespace {
+
+/// The copies that move bytes [from, from + len) of piece `pc` -- its ranges' bytes end to end -- between
+/// `base` + the ranges' offsets and `slot` (toSlot: into the slot, else out of it).
+std::vector<MemoryAccess::Copy> chunkCopies(const Piece& pc, unsigned char* base, const std::vector<uint64_t>& offsets,
+                                            const std::vector<uint64_t>& sizes, uint64_t from, uint64_t len,
+                                            unsigned char* slot, bool toSlot) {
+  std::vector<MemoryAccess::Copy> out;
+  auto add = [&](unsigned char* mem, unsigned char* s, uint64_t n) {
+    out.push_back(toSlot ? MemoryAccess::Copy{s, mem, n} : MemoryAccess::Copy{mem, s, n});
+  };
+  if (!pc.packed) {
+    add(base + offsets[pc.first] + pc.offset + from, slot, len);
+    return out;
+  }
+  uint64_t at = 0;  // where range i starts in the piece
+  for (uint32_t i = pc.first; i < pc.last && at < from + len; ++i) {
+    const uint64_t lo = std::max(at, from), hi = std::min(at + sizes[i], from + len);
+    if (lo < hi) add(base + offsets[i] + (lo - at), slot + (lo - from), hi - lo);
+    at += sizes[i];
+  }
+  return out;
+}
+
+std::string windowName(const unsigned char (&tag)[16], int from, int to) {
+  char hex[33];
+  for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", tag[i]);
+  return concat("/hetccl-rmaw-", hex, "-", from, "-", to);
+}
+
+}  // namespace
+
+bool windowWanted(const PeerInfo& self, const PeerInfo& peer) {
+  const std::string mode = config().str("HETCCL_RMA_WINDOW");
+  if (mode != "auto" && mode != "on" && mode != "off")
+    throw InvalidArgument(concat("HETCCL_RMA_WINDOW=", mode, " (expected auto, on or off)"));
+  if (peer.rank == self.rank || peer.hostId != self.hostId || mode == "off") return false;
+  return mode == "on" || peer.deviceKind != DeviceKind::Host || self.deviceKind != DeviceKind::Host;
+}
+
+void RmaService::setUpWindows(bootstrap::Bootstrap& boot) {
+  const Config& c = config();
+  const auto slots = static_cast<uint32_t>(c.integer("HETCCL_RMA_WINDOW_SLOTS", 2, 64));
+  const uint64_t slotBytes = (static_cast<uint64_t>(c.integer("HETCCL_RMA_WINDOW_BYTES", 64 << 10, 1 << 30)) + 63) / 64 * 64;
+  const int n = size();
+  const PeerInfo& self = peers_[rank_];
+  auto wanted = [&](int p) { return windowWanted(self, peers_[p]); };
+  // Round 1: every rank's random name tag and the windows it created (one byte per peer).
+  const size_t row = 16 + static_cast<size_t>(n);
+  std::vector<unsigned char> created(row * n, 0);
+  unsigned char* mine = created.data() + row * rank_;
+  bootstrap::randomBytes(std::span<unsigned char>(mine, 16));
+  unsigned char (&myTag)[16] = *reinterpret_cast<unsigned char (*)[16]>(mine);
+  for (int p = 0; p < n; ++p) {
+    if (!wanted(p)) continue;
+    try {
+      channels_[p].outWindow = Window::create(windowName(myTag, rank_, p), rank_, p, slots, slotBytes, memory_->gpu());
+      mine[16 + p] = 1;
+    } catch (const Error& e) {
+      HETCCL_INFO(log::kInit, "rank ", rank_, ": no RMA window to rank ", p, " (its pieces take the connection): ", e.what());
+    }
+  }
+  boot.allGather(created.data(), row);
+  // Round 2: the windows every rank opened (one byte per peer).
+  std::vector<unsigned char> opened(static_cast<size_t>(n) * n, 0);
+  for (int p = 0; p < n; ++p) {
+    if (p == rank_ || !created[row * p + 16 + rank_] || !wanted(p)) continue;
+    const auto& tag = *reinterpret_cast<const unsigned char (*)[16]>(created.data() + row * p);
+    try {
+      channels_[p].inWindow = Window::open(windowName(tag, p, rank_), p, rank_, memory_->gpu());
+      opened[static_cast<size_t>(n) * rank_ + p] = 1;
+    } catch (const Error& e) {
+      HETCCL_INFO(log::kInit, "rank ", rank_, ": cannot use the RMA window from rank ", p, ": ", e.what());
+    }
+  }
+  boot.allGather(opened.data(), static_cast<size_t>(n));
+  // A direction uses its window only where it was created and opened; both ends now know alike.
+  for (int p = 0; p < n; ++p)
+    if (p != rank_ && !opened[static_cast<size_t>(n) * p + rank_]) channels_[p].outWindow.reset();
+}
+
+bool RmaService::sendWindowChunk(Channel& ch, OutMsg& msg, const Piece& pc) {
+  unsigned char* slot = ch.outWindow->freeSlot();
+  if (!slot) return false;
+  const uint64_t len = std::min(ch.outWindow->slotBytes(), pc.bytes - ch.windowSent);
+  memory_->copyAll(msg.srcKind, chunkCopies(pc, msg.src, msg.srcOffsets, msg.sizes, ch.windowSent, len, slot, true));
+  ch.outWindow->publish();
+  ch.windowSent += len;
+  return true;
+}
+
+bool RmaService::recvWindowChunks(int peer, Channel& ch) {
+  Incoming& in = ch.in;
+  bool did = false;
+  while (in.applied < in.pieces.size()) {
+    std::string problem;
+    const unsigned char* slot = ch.inWindow->fullSlot(problem);
+    if (!problem.empty())
+      throw PeerError(peer, peers_[peer].hostId, concat(peerName(peer), " broke the RMA window protocol: ", problem));
+    if (!slot) break;
+    const Piece& pc = in.pieces[in.applied];
+    const uint64_t len = std::min(ch.inWindow->slotBytes(), pc.bytes - in.windowTaken);
+    if (in.dst) {
+      try {  // applied before the slot is released, and the transfer acknowledged only after its last chunk
+        memory_->copyAll(in.dstKind, chunkCopies(pc, in.dst, in.dstOffsets, in.sizes, in.windowTaken, len,
+                                                 const_cast<unsigned char*>(slot), false));
+      } catch (const Error& e) {
+        HETCCL_WARN(log::kNet, "rank ", rank_, ": RMA data from ", peerName(peer), " could not be copied: ", e.what());
+        in.access.status = Status::Failed;
+        in.dst = nullptr;  // drain the rest
+      }
+    }
+    ch.inWindow->release();
+    in.windowTaken += len;
+    if (in.windowTaken == pc.bytes) {
+      in.windowTaken = 0;
+      ++in.applied;
+    }
+    did = true;
+  }
+  if (in.applied == in.pieces.size()) {
+    finishIncoming(peer, ch);
+    did = true;
+  }
+  return did;
+}
+
+}  // namespace hetccl::rma
