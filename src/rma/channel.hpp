@@ -18,6 +18,13 @@
 
 namespace hetccl::rma {
 
+/// The window path's position in a message's ranges: the first range not yet passed, and where it starts
+/// in the message's byte stream.
+struct WindowCursor {
+  size_t range = 0;
+  uint64_t start = 0;
+};
+
 /// One message to send: header, optional table, optional pieces read from `src`.
 struct OutMsg {
   WireHeader header;
@@ -59,7 +66,8 @@ struct Incoming {
   unsigned char* dst = nullptr;  ///< nullptr: drain (a refused put)
   MemKind dstKind = MemKind::Host;
   Access access;                 ///< Put: the target's check
-  uint64_t windowTaken = 0;      ///< window path: bytes of pieces[applied] already copied out
+  uint64_t windowTaken = 0;      ///< window path: bytes of the message already copied out
+  WindowCursor windowCursor;
   std::optional<RegionRef> held; ///< Put: released when done
   std::shared_ptr<Request> request;  ///< GetResp
 };
@@ -73,7 +81,8 @@ struct Channel {
   /// A pair of ranks of one host (window.hpp): the pieces of each direction cross these instead of the
   /// connections (headers, tables and answers still take the connections).
   std::unique_ptr<Window> outWindow, inWindow;
-  uint64_t windowSent = 0;                      ///< bytes of the current piece already in outWindow
+  uint64_t windowSent = 0;                      ///< bytes of sending.front() already in outWindow
+  WindowCursor windowCursor;
   std::deque<std::shared_ptr<OutMsg>> sending;  ///< taken from queue, in order
   size_t nextPiece = 0;                         ///< of sending.front(), once its header is posted
   bool headerPosted = false;

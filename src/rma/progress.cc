@@ -130,13 +130,17 @@ bool RmaService::progressSend(int peer, Channel& ch) {
         ch.sendInFlight.push_back({ch.send->isend(msg->table.data(), msg->table.size() * sizeof(WireRange)), {}, msg, false});
       ch.headerPosted = true;
       ch.nextPiece = 0;
-    } else if (ch.outWindow) {  // a pair of one host: chunks through the window, complete on return
-      const Piece& pc = msg->pieces[ch.nextPiece];
-      if (!sendWindowChunk(ch, *msg, pc)) break;  // every slot holds a chunk: later
-      did = true;
-      if (ch.windowSent < pc.bytes) continue;
+    } else if (ch.outWindow) {  // a pair of one host: the message's bytes through the window, chunk by chunk
+      uint64_t total = 0;
+      for (uint64_t b : msg->sizes) total += b;
+      if (ch.windowSent < total) {  // (no chunk at all for a message without bytes: the receiver takes none)
+        if (!sendWindowChunk(ch, *msg)) break;  // every slot holds a chunk: later
+        did = true;
+        if (ch.windowSent < total) continue;
+      }
       ch.windowSent = 0;
-      ++ch.nextPiece;
+      ch.windowCursor = {};
+      ch.nextPiece = msg->pieces.size();
     } else {
       const Piece& pc = msg->pieces[ch.nextPiece];
       SendInFlight f{0, {}, msg, false};
@@ -453,6 +457,7 @@ void RmaService::releaseChannel(Channel& ch) noexcept {
   ch.headerPosted = false;
   ch.nextPiece = 0;
   ch.windowSent = 0;
+  ch.windowCursor = {};
   if (ch.outWindow) ch.outWindow->reset();
   if (ch.inWindow) ch.inWindow->reset();
   ch.phase = Channel::RecvPhase::Closed;

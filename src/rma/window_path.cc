@@ -1,6 +1,7 @@
 // The RMA service's window path between ranks of one host (window.hpp): set-up at hetcclRmaInit, and the
-// progress thread's side of it -- pieces cut into chunks of at most the window's slot size, copied in by
-// the sender and out by the receiver, both in the order of the pieces.
+// progress thread's side of it -- a message's bytes (its ranges end to end, in order) cut into chunks of
+// the window's slot size, copied in by the sender and out by the receiver: many small ranges share a chunk
+// and one synchronisation, a large range spans several chunks.
 #include <algorithm>
 #include <cstdio>
 
@@ -13,26 +14,30 @@
 namespace hetccl::rma {
 namespace {
 
-/// The copies that move bytes [from, from + len) of piece `pc` -- its ranges' bytes end to end -- between
-/// `base` + the ranges' offsets and `slot` (toSlot: into the slot, else out of it).
-std::vector<MemoryAccess::Copy> chunkCopies(const Piece& pc, unsigned char* base, const std::vector<uint64_t>& offsets,
-                                            const std::vector<uint64_t>& sizes, uint64_t from, uint64_t len,
-                                            unsigned char* slot, bool toSlot) {
+/// The copies that move bytes [from, from + len) of a message's byte stream -- its ranges' bytes end to
+/// end, in order (`offsets` into `base`, `sizes`) -- between memory and `slot` (toSlot: into the slot).
+/// `cur` is the first range not yet passed and where it starts in the stream; chunks come in order, so it
+/// only moves forward.
+std::vector<MemoryAccess::Copy> chunkCopies(unsigned char* base, const std::vector<uint64_t>& offsets,
+                                            const std::vector<uint64_t>& sizes, WindowCursor& cur, uint64_t from,
+                                            uint64_t len, unsigned char* slot, bool toSlot) {
+  while (cur.range < sizes.size() && cur.start + sizes[cur.range] <= from) cur.start += sizes[cur.range++];
   std::vector<MemoryAccess::Copy> out;
-  auto add = [&](unsigned char* mem, unsigned char* s, uint64_t n) {
-    out.push_back(toSlot ? MemoryAccess::Copy{s, mem, n} : MemoryAccess::Copy{mem, s, n});
-  };
-  if (!pc.packed) {
-    add(base + offsets[pc.first] + pc.offset + from, slot, len);
-    return out;
-  }
-  uint64_t at = 0;  // where range i starts in the piece
-  for (uint32_t i = pc.first; i < pc.last && at < from + len; ++i) {
+  uint64_t at = cur.start;  // where range i starts in the stream
+  for (size_t i = cur.range; i < sizes.size() && at < from + len; at += sizes[i++]) {
     const uint64_t lo = std::max(at, from), hi = std::min(at + sizes[i], from + len);
-    if (lo < hi) add(base + offsets[i] + (lo - at), slot + (lo - from), hi - lo);
-    at += sizes[i];
+    if (lo >= hi) continue;
+    unsigned char* mem = base + offsets[i] + (lo - at);
+    unsigned char* s = slot + (lo - from);
+    out.push_back(toSlot ? MemoryAccess::Copy{s, mem, hi - lo} : MemoryAccess::Copy{mem, s, hi - lo});
   }
   return out;
+}
+
+uint64_t totalBytes(const std::vector<uint64_t>& sizes) {
+  uint64_t t = 0;
+  for (uint64_t b : sizes) t += b;
+  return t;
 }
 
 std::string windowName(const unsigned char (&tag)[16], int from, int to) {
@@ -92,11 +97,12 @@ void RmaService::setUpWindows(bootstrap::Bootstrap& boot) {
     if (p != rank_ && !opened[static_cast<size_t>(n) * p + rank_]) channels_[p].outWindow.reset();
 }
 
-bool RmaService::sendWindowChunk(Channel& ch, OutMsg& msg, const Piece& pc) {
+bool RmaService::sendWindowChunk(Channel& ch, OutMsg& msg) {
   unsigned char* slot = ch.outWindow->freeSlot();
   if (!slot) return false;
-  const uint64_t len = std::min(ch.outWindow->slotBytes(), pc.bytes - ch.windowSent);
-  memory_->copyAll(msg.srcKind, chunkCopies(pc, msg.src, msg.srcOffsets, msg.sizes, ch.windowSent, len, slot, true));
+  const uint64_t len = std::min(ch.outWindow->slotBytes(), totalBytes(msg.sizes) - ch.windowSent);
+  memory_->copyAll(msg.srcKind, chunkCopies(msg.src, msg.srcOffsets, msg.sizes, ch.windowCursor, ch.windowSent, len,
+                                            slot, true));
   ch.outWindow->publish();
   ch.windowSent += len;
   return true;
@@ -104,18 +110,18 @@ bool RmaService::sendWindowChunk(Channel& ch, OutMsg& msg, const Piece& pc) {
 
 bool RmaService::recvWindowChunks(int peer, Channel& ch) {
   Incoming& in = ch.in;
+  const uint64_t total = totalBytes(in.sizes);
   bool did = false;
-  while (in.applied < in.pieces.size()) {
+  while (in.windowTaken < total) {
     std::string problem;
     const unsigned char* slot = ch.inWindow->fullSlot(problem);
     if (!problem.empty())
       throw PeerError(peer, peers_[peer].hostId, concat(peerName(peer), " broke the RMA window protocol: ", problem));
     if (!slot) break;
-    const Piece& pc = in.pieces[in.applied];
-    const uint64_t len = std::min(ch.inWindow->slotBytes(), pc.bytes - in.windowTaken);
+    const uint64_t len = std::min(ch.inWindow->slotBytes(), total - in.windowTaken);
     if (in.dst) {
       try {  // applied before the slot is released, and the transfer acknowledged only after its last chunk
-        memory_->copyAll(in.dstKind, chunkCopies(pc, in.dst, in.dstOffsets, in.sizes, in.windowTaken, len,
+        memory_->copyAll(in.dstKind, chunkCopies(in.dst, in.dstOffsets, in.sizes, in.windowCursor, in.windowTaken, len,
                                                  const_cast<unsigned char*>(slot), false));
       } catch (const Error& e) {
         HETCCL_WARN(log::kNet, "rank ", rank_, ": RMA data from ", peerName(peer), " could not be copied: ", e.what());
@@ -125,13 +131,10 @@ bool RmaService::recvWindowChunks(int peer, Channel& ch) {
     }
     ch.inWindow->release();
     in.windowTaken += len;
-    if (in.windowTaken == pc.bytes) {
-      in.windowTaken = 0;
-      ++in.applied;
-    }
     did = true;
   }
-  if (in.applied == in.pieces.size()) {
+  if (in.windowTaken == total) {
+    in.applied = in.pieces.size();
     finishIncoming(peer, ch);
     did = true;
   }
