@@ -29,13 +29,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size >= tcp::PieceHeader::kWireBytes) {
     std::string problem;
     if (auto h = tcp::PieceHeader::decode(data, problem)) {
-      if (h->pieceBytes > h->messageBytes || (h->flags & ~tcp::kPieceHasCrc)) std::abort();
+      if (h->pieceBytes > h->messageBytes || (h->flags & ~kPieceHasCrc)) std::abort();
       auto wire = h->encode();
       if (std::memcmp(wire.data(), data, wire.size()) != 0) std::abort();
       // The receiver's comparison with what it expects must word every difference.
-      if (tcp::pieceMismatch(*h, h->number, h->messageBytes, h->pieceBytes) != "") std::abort();
-      if (tcp::pieceMismatch(*h, h->number + 1, h->messageBytes, h->pieceBytes).empty()) std::abort();
-      if (tcp::pieceMismatch(*h, h->number, h->messageBytes + 1, h->pieceBytes).empty()) std::abort();
+      if (pieceMismatch(*h, h->number, h->messageBytes, h->pieceBytes) != "") std::abort();
+      if (pieceMismatch(*h, h->number + 1, h->messageBytes, h->pieceBytes).empty()) std::abort();
+      if (pieceMismatch(*h, h->number, h->messageBytes + 1, h->pieceBytes).empty()) std::abort();
     } else if (problem.empty()) {
       std::abort();
     }

@@ -12,6 +12,11 @@ thread_local char tLastError[768] = "";
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; }
 
+constexpr int kNumDataTypes = 12;  // hetccl::DataType: int8 .. bfloat16, f8e4m3, f8e5m2
+constexpr int kNumOps = 6;         // hetccl::RedOpKind: sum .. premulsum
+
+bool validType(int dataType) { return dataType >= 0 && dataType < kNumDataTypes; }
+
 }  // namespace
 
 void setLogger(hetcclGpuLogger_v1_t logger) noexcept { gLogger.store(logger); }
@@ -49,6 +54,28 @@ const char* invalidStreamOps(const hetcclGpuStreamOp_t* ops, unsigned count) noe
       return "STAMP_CHECK without an aligned report record";
   }
   return nullptr;
+}
+
+std::optional<int> checkReduceArgs(void* dst, const void* src, size_t count, int dataType, int op) noexcept {
+  if (!validType(dataType) || op < 0 || op >= kNumOps)
+    return fail(HETCCL_GPU_ERR_ARGUMENT, "reduce", "unknown data type or reduction operator");
+  if (count == 0) return HETCCL_GPU_OK;
+  if (!dst || !src) return fail(HETCCL_GPU_ERR_ARGUMENT, "reduce", "null buffer");
+  return std::nullopt;
+}
+
+std::optional<int> checkScaleArgs(void* dst, const void* src, size_t count, int dataType, const void* scalar) noexcept {
+  if (!validType(dataType)) return fail(HETCCL_GPU_ERR_ARGUMENT, "scale", "unknown data type");
+  if (count == 0) return HETCCL_GPU_OK;
+  if (!dst || !src || !scalar) return fail(HETCCL_GPU_ERR_ARGUMENT, "scale", "null buffer or scalar");
+  return std::nullopt;
+}
+
+std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64_t n) noexcept {
+  if (!validType(dataType)) return fail(HETCCL_GPU_ERR_ARGUMENT, "divide", "unknown data type");
+  if (count == 0 || n == 0) return HETCCL_GPU_OK;  // n == 0 changes nothing, as on the host
+  if (!buf) return fail(HETCCL_GPU_ERR_ARGUMENT, "divide", "null buffer");
+  return std::nullopt;
 }
 
 }  // namespace hetccl::gpu_plugin

@@ -1,11 +1,14 @@
 // Host code shared by the GPU plugins (libhetccl-cuda.so, libhetccl-hip.so; each compiles
 // plugin_support.cc into itself): the core's logger, the thread's last error, the validation of a batch
-// of stream operations, the declarations of the entry points every plugin implements in its own
-// namespace, and the exported table that lists them. Vendor-neutral C++: no vendor header.
+// of stream operations and of the reduce / scale / divide arguments, the declarations of the entry
+// points every plugin implements in its own namespace, and the exported table that lists them.
+// Vendor-neutral C++: no vendor header.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <optional>
 
 #include "device/base/gpu_plugin.h"
 
@@ -26,6 +29,16 @@ const char* lastError() noexcept;
 /// Why a streamOps batch is malformed (null, a count outside 1..HETCCL_GPU_MAX_STREAM_OPS, an unknown kind,
 /// a null or misaligned word, a STAMP_CHECK without an aligned report), or nullptr when it is well formed.
 const char* invalidStreamOps(const hetcclGpuStreamOp_t* ops, unsigned count) noexcept;
+
+/// The argument checks of the reduce, scale and divide entry points (reduce.cc of each plugin), in this
+/// order: a data type outside hetccl::DataType (reduce: or an operator outside RedOpKind), then nothing to
+/// do (count 0; divide: or n 0, which changes nothing, as on the host), then a null buffer (or scalar).
+/// Each returns what its entry point returns without launching the kernel -- HETCCL_GPU_OK, or
+/// HETCCL_GPU_ERR_ARGUMENT recorded with fail() (e.g. "reduce: null buffer") -- or nullopt when the
+/// kernel is to run.
+std::optional<int> checkReduceArgs(void* dst, const void* src, size_t count, int dataType, int op) noexcept;
+std::optional<int> checkScaleArgs(void* dst, const void* src, size_t count, int dataType, const void* scalar) noexcept;
+std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64_t n) noexcept;
 
 }  // namespace hetccl::gpu_plugin
 

@@ -32,8 +32,8 @@ struct Hello {
   static std::optional<Hello> decode(const unsigned char* wire, std::string& problem);
 };
 
-/// The listener's address inside a transport Handle: u32 magic, u16 version, u16 family (4 or 6),
-/// u16 port, 16 address bytes, u32 IPv6 scope id.
+/// The listener's address inside a transport Handle (address_handle.hpp: u32 magic 'TCPH', u16 version 1,
+/// u16 family (4 or 6), u16 port, 16 address bytes, u32 IPv6 scope id).
 Handle encodeAddressHandle(const net::SocketAddress& address);
 /// Throws InvalidArgument when the handle is not a tcp handle.
 net::SocketAddress decodeAddressHandle(const Handle& handle);

@@ -3,7 +3,8 @@
 // on the connection, the size of the message it belongs to (so a send/receive size mismatch between
 // ranks is an error naming both sizes, not corrupt data) and its own size; with HETCCL_CHECKSUM=1 it
 // carries the CRC32C of the payload; it ends with the message's call stamp (call_stamp.hpp), which the
-// receiver compares with the stamp its receive expects. Wire (72 bytes, little-endian):
+// receiver compares with the stamp its receive expects. Wire (72 bytes, little-endian; bytes 0..39 are
+// the piece fields of piece_fields.hpp, which the ucx transport's header shares):
 //   0 u32 magic 'HCTP' | 4 u32 flags (bit 0: crc present) | 8 u64 piece number | 16 u64 message bytes
 //   24 u64 piece bytes | 32 u32 crc32c of the payload (0 without the flag) | 36 u32 reserved (0)
 //   40 call stamp (32 bytes)
@@ -17,28 +18,22 @@
 #include <string>
 
 #include "transport/base/call_stamp.hpp"
+#include "transport/base/piece_fields.hpp"
 
 namespace hetccl::transport::tcp {
 
 inline constexpr uint32_t kPieceMagic = 0x50544348;  // "HCTP"
-inline constexpr uint32_t kPieceHasCrc = 1u << 0;
 
-struct PieceHeader {
-  uint32_t flags = 0;
-  uint64_t number = 0;        ///< pieces are numbered 0, 1, ... over the whole connection
-  uint64_t messageBytes = 0;  ///< the sender's message size
-  uint64_t pieceBytes = 0;    ///< payload bytes that follow the header
-  uint32_t crc = 0;
+/// The piece fields (flags, number, sizes, crc; pieceMismatch compares them with the expected piece) and
+/// the call stamp.
+struct PieceHeader : PieceFields {
   CallStampWords stamp{};  ///< raw words as sent (checked against the receive's by the worker)
 
-  static constexpr size_t kWireBytes = 40 + kCallStampBytes;
+  static constexpr size_t kWireBytes = kPieceFieldsBytes + kCallStampBytes;
   std::array<unsigned char, kWireBytes> encode() const;
-  /// Checks magic, known flags and the reserved word; on failure returns nullopt and says why in `problem`.
+  /// Checks the piece fields (readPieceFields: magic, known flags, the reserved word, ...); on failure
+  /// returns nullopt and says why in `problem`.
   static std::optional<PieceHeader> decode(const unsigned char* wire, std::string& problem);
 };
-
-/// "" when `got` is the piece the receiver expects, else what differs, worded for an error message
-/// (a message size mismatch says that the ranks posted different sizes).
-std::string pieceMismatch(const PieceHeader& got, uint64_t number, uint64_t messageBytes, uint64_t pieceBytes);
 
 }  // namespace hetccl::transport::tcp

@@ -43,16 +43,6 @@ void posted(Op& op, void* returned) {
   op.length = op.info.length;
 }
 
-std::string mismatch(const PieceHeader& got, uint64_t number, uint64_t messageBytes, uint64_t pieceBytes) {
-  if (got.messageBytes != messageBytes)
-    return concat("the sender sent a message of ", got.messageBytes, " bytes where this rank posted a receive of ",
-                  messageBytes, " bytes: the ranks called different collectives, counts or types (HETCCL_CHECK_CALLS=1 "
-                  "names both calls)");
-  if (got.number != number) return concat("piece ", got.number, " arrived where piece ", number, " was expected");
-  if (got.pieceBytes != pieceBytes) return concat("piece ", number, " has ", got.pieceBytes, " bytes, expected ", pieceBytes);
-  return "";
-}
-
 }  // namespace
 
 // ---- common ---------------------------------------------------------------------------------------
@@ -129,6 +119,19 @@ void UcxConnBase::releaseOpsLocked(OwnedOps ops) noexcept {
                 " ms after they were cancelled; their buffers may still be accessed");
 }
 
+void UcxConnBase::abandonLocked(const char* direction, OwnedOps ops) noexcept {
+  if (!failure_)
+    failure_ = std::make_exception_ptr(AbortedError(
+        concat("ucx connection ", direction, " rank ", info_.peer.rank, ": outstanding requests were abandoned")));
+  releaseOpsLocked(std::move(ops));
+  forceClose_ = true;
+}
+
+void UcxConnBase::closeLocked(OwnedOps ops) noexcept {
+  releaseOpsLocked(std::move(ops));
+  worker_->closeEndpoint(ep_, forceClose_ || state_->status.load() != api::UCS_OK);
+}
+
 // ---- send -------------------------------------------------------------------------------------------
 
 UcxSendConn::UcxSendConn(std::shared_ptr<Worker> worker, void* ep, EpState* state, const ConnectInfo& info)
@@ -146,8 +149,7 @@ UcxSendConn::UcxSendConn(std::shared_ptr<Worker> worker, void* ep, EpState* stat
 
 UcxSendConn::~UcxSendConn() {
   std::lock_guard<std::mutex> lock(worker_->mutex());
-  releaseOpsLocked(opsLocked());
-  worker_->closeEndpoint(ep_, forceClose_ || state_->status.load() != api::UCS_OK);
+  closeLocked(opsLocked());
 }
 
 UcxConnBase::OwnedOps UcxSendConn::opsLocked() {
@@ -239,11 +241,7 @@ bool UcxSendConn::test(Request r) {
 
 void UcxSendConn::abandon() noexcept {
   std::lock_guard<std::mutex> lock(worker_->mutex());
-  if (!failure_)
-    failure_ = std::make_exception_ptr(AbortedError(
-        concat("ucx connection to rank ", info_.peer.rank, ": outstanding requests were abandoned")));
-  releaseOpsLocked(opsLocked());
-  forceClose_ = true;
+  abandonLocked("to", opsLocked());
 }
 
 // ---- receive ----------------------------------------------------------------------------------------
@@ -257,8 +255,7 @@ UcxRecvConn::UcxRecvConn(std::shared_ptr<Worker> worker, void* ep, EpState* stat
 
 UcxRecvConn::~UcxRecvConn() {
   std::lock_guard<std::mutex> lock(worker_->mutex());
-  releaseOpsLocked(opsLocked());
-  worker_->closeEndpoint(ep_, forceClose_ || state_->status.load() != api::UCS_OK);
+  closeLocked(opsLocked());
 }
 
 UcxConnBase::OwnedOps UcxRecvConn::opsLocked() {
@@ -316,7 +313,7 @@ void UcxRecvConn::checkHeader(const Message& m, Piece& p) {
       problem = concat(callMismatchMessage(info_.peer.rank, *sent, decodeCallStampWords(m.expected).value_or(CallStamp{})),
                        ": the ranks' calls disagree");
   } else if (h) {
-    problem = mismatch(*h, p.number, m.bytes, p.bytes);
+    problem = pieceMismatch(*h, p.number, m.bytes, p.bytes);
     if (problem.empty() && h->token != info_.token) problem = concat("piece ", p.number, " carries another connection's token");
   }
   if (!problem.empty()) failPeerLocked(problem);
@@ -409,11 +406,7 @@ bool UcxRecvConn::test(Request r) {
 
 void UcxRecvConn::abandon() noexcept {
   std::lock_guard<std::mutex> lock(worker_->mutex());
-  if (!failure_)
-    failure_ = std::make_exception_ptr(AbortedError(
-        concat("ucx connection from rank ", info_.peer.rank, ": outstanding requests were abandoned")));
-  releaseOpsLocked(opsLocked());
-  forceClose_ = true;
+  abandonLocked("from", opsLocked());
 }
 
 }  // namespace hetccl::transport::ucx

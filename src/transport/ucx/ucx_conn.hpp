@@ -45,6 +45,13 @@ class UcxConnBase {
   /// Each op comes with what UCP may still read or write besides the caller's buffers (its piece).
   using OwnedOps = std::vector<std::pair<std::unique_ptr<Op>*, std::shared_ptr<void>>>;
   void releaseOpsLocked(OwnedOps ops) noexcept;
+  /// abandon() of either side: records AbortedError("ucx connection <direction> rank N: outstanding
+  /// requests were abandoned") unless a failure is recorded already, releases `ops` (the side's
+  /// opsLocked()) and has the endpoint force-closed. Caller holds the worker's mutex.
+  void abandonLocked(const char* direction, OwnedOps ops) noexcept;
+  /// Destruction of either side: releases `ops` and closes the endpoint (forcibly after a failure).
+  /// Caller holds the worker's mutex.
+  void closeLocked(OwnedOps ops) noexcept;
 
   std::shared_ptr<Worker> worker_;
   void* ep_;

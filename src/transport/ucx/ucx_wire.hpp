@@ -1,14 +1,16 @@
 // What the ucx transport puts on the wire besides the payload, and its Handle. Fixed-size little-endian
-// records, versioned and validated field by field (as tcp_hello.hpp / tcp_piece.hpp).
+// records, versioned and validated field by field, written with the codec the tcp transport uses too
+// (wire_codec.hpp); committed vectors: tests/data/wire_vectors/ucx_*.hex.
 //
 //  * Handle: the peer's UCP listener address (a sockaddr; UCX's connection manager -- tcp here, rdmacm
-//    with RDMA NICs -- connects to it): u32 magic 'UCXH', u16 version, u16 family (4/6), u16 port,
-//    16 address bytes, u32 IPv6 scope id.
+//    with RDMA NICs -- connects to it), as address_handle.hpp lays it out: u32 magic 'UCXH', u16 version 1,
+//    u16 family (4/6), u16 port, 16 address bytes, u32 IPv6 scope id.
 //  * Hello: the first thing on every connection, sent by the connecting side over the endpoint's UCP
 //    stream (per endpoint, so the listener knows which endpoint said it): u32 magic 'HCUH', u16 version,
 //    u16 reserved (0), i32 from rank, i32 to rank, u64 token (24 bytes).
 //  * Piece header: every message is cut into pieces of at most kPieceBytes; each piece is one tagged
-//    header message and (unless empty) one tagged payload message. Header (80 bytes):
+//    header message and (unless empty) one tagged payload message. Header (80 bytes; bytes 0..39 are the
+//    piece fields of piece_fields.hpp, as in the tcp header):
 //      0 u32 magic 'HCUP' | 4 u32 flags (bit 0: crc) | 8 u64 piece number | 16 u64 message bytes
 //      24 u64 piece bytes | 32 u32 crc32c of the payload (0 without the flag) | 36 u32 reserved (0)
 //      40 u64 connection token | 48 call stamp (32 bytes)
@@ -29,6 +31,7 @@
 
 #include "net/socket.hpp"
 #include "transport/base/call_stamp.hpp"
+#include "transport/base/piece_fields.hpp"
 #include "transport/base/transport.hpp"
 
 namespace hetccl::transport::ucx {
@@ -36,7 +39,6 @@ namespace hetccl::transport::ucx {
 inline constexpr uint32_t kHelloMagic = 0x48554348;  // "HCUH"
 inline constexpr uint16_t kHelloVersion = 1;
 inline constexpr uint32_t kPieceMagic = 0x50554348;  // "HCUP"
-inline constexpr uint32_t kPieceHasCrc = 1u << 0;
 /// Largest piece (bytes). Part of the wire protocol: both ends cut messages alike.
 inline constexpr size_t kPieceBytes = size_t{1} << 20;
 
@@ -51,17 +53,15 @@ struct Hello {
   static std::optional<Hello> decode(const unsigned char* wire, std::string& problem);
 };
 
-struct PieceHeader {
-  uint32_t flags = 0;
-  uint64_t number = 0;
-  uint64_t messageBytes = 0;
-  uint64_t pieceBytes = 0;
-  uint32_t crc = 0;
+/// The piece fields (flags, number, sizes, crc), the connection's token and the call stamp.
+struct PieceHeader : PieceFields {
   uint64_t token = 0;
   CallStampWords stamp{};
 
-  static constexpr size_t kWireBytes = 48 + kCallStampBytes;
+  static constexpr size_t kWireBytes = kPieceFieldsBytes + 8 + kCallStampBytes;
   std::array<unsigned char, kWireBytes> encode() const;
+  /// Checks the piece fields (readPieceFields: magic, flags, reserved word, crc flag, a piece of at most
+  /// kPieceBytes within its message); on failure nullopt and `problem` says why.
   static std::optional<PieceHeader> decode(const unsigned char* wire, std::string& problem);
 };
 

@@ -4,7 +4,7 @@
 // file is compiled by both unit_wire (the project's compiler) and unit_wire_clang (clang-14, fuzz build).
 //
 // Formats written field by field in little-endian (unique id, descriptor, frames, handshake, call stamps,
-// tcp pieces/hellos/handles) do not depend on the host's byte order or padding; their vectors check them.
+// tcp and ucx pieces/hellos/handles) do not depend on the host's byte order or padding; their vectors check them.
 // The formats below are written in HOST byte order (both ends on one host): shm handle, shm ring header
 // and slot info, GPU ring header and slot headers (64-bit words written by GPU stream operations). Every
 // supported host (x86-64, aarch64) and GPU (NVIDIA, AMD) is little-endian; the vectors assume it.
@@ -27,6 +27,7 @@
 #include "transport/shm/shm_segment.hpp"
 #include "transport/tcp/tcp_hello.hpp"
 #include "transport/tcp/tcp_piece.hpp"
+#include "transport/ucx/ucx_wire.hpp"
 
 namespace {
 
@@ -49,6 +50,8 @@ static_assert(hetccl::bootstrap::kClientHelloBytes == 44 && hetccl::bootstrap::k
 static_assert(hetccl::transport::kCallStampBytes == 32);
 static_assert(hetccl::transport::tcp::PieceHeader::kWireBytes == 72);
 static_assert(hetccl::transport::tcp::Hello::kWireBytes == 26);
+static_assert(hetccl::transport::ucx::PieceHeader::kWireBytes == 80);
+static_assert(hetccl::transport::ucx::Hello::kWireBytes == 24);
 static_assert(sizeof(hetccl::transport::Handle) == 128, "NCCL_NET_HANDLE_MAXSIZE");
 
 // shm ring segment (src/transport/shm/shm_segment.hpp), shared by two processes of one host.
@@ -129,7 +132,8 @@ namespace {
 TEST(WireVectors, EveryNegativeFormatHasADecoder) {
   const std::vector<std::string> known = {
       "unique_id", "descriptor", "descriptor_prefix", "frame", "handshake_server", "handshake_client", "call_stamp",
-      "tcp_piece", "tcp_hello", "tcp_handle", "shm_handle", "shm_ring", "gpu_slot_header"};
+      "tcp_piece", "tcp_hello", "tcp_handle", "ucx_piece", "ucx_hello", "ucx_handle", "shm_handle", "shm_ring",
+      "gpu_slot_header"};
   for (const std::string& f : hetccl::test::wire::negativeFormats())
     EXPECT_NE(std::find(known.begin(), known.end(), f), known.end()) << "negative.txt names unknown format '" << f << "'";
 }

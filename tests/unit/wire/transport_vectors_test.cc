@@ -1,10 +1,13 @@
-// Wire vectors of the transports: the call stamp, the tcp piece header, hello and listener handle, the
-// shm listener handle and a whole shm ring segment (header, slot info, data) as the real sender writes it,
-// read back by the real receiver.
+// Wire vectors of the transports: the call stamp, the tcp and ucx piece headers, hellos and listener
+// handles, the shm listener handle and a whole shm ring segment (header, slot info, data) as the real
+// sender writes it, read back by the real receiver.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
+
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +20,7 @@
 #include "transport/shm/shm_transport.hpp"
 #include "transport/tcp/tcp_hello.hpp"
 #include "transport/tcp/tcp_piece.hpp"
+#include "transport/ucx/ucx_wire.hpp"
 #include "wire_vectors.hpp"
 
 namespace hetccl::test::wire {
@@ -27,6 +31,30 @@ using namespace hetccl::transport;
 template <typename C>
 Bytes asBytes(const C& c) {
   return Bytes(c.begin(), c.end());
+}
+
+/// The error `decode` (a fixed-size record's decoder: wire, problem) gives for `b`, "" when it accepts
+/// it. Bytes past a record are ignored and a short record is padded with zeros, so the decoder never
+/// reads outside the buffer.
+template <size_t N, typename Decode>
+std::string recordProblem(const Bytes& b, Decode decode) {
+  std::array<unsigned char, N> wire{};
+  std::memcpy(wire.data(), b.data(), std::min(b.size(), N));
+  std::string problem;
+  return decode(wire.data(), problem) ? std::string() : problem;
+}
+
+/// The InvalidArgument text `decode` throws for the 128-byte Handle holding `b`, "" when it accepts it.
+template <typename Decode>
+std::string handleProblem(const Bytes& b, Decode decode) {
+  Handle h;
+  std::memcpy(h.bytes.data(), b.data(), std::min(b.size(), h.bytes.size()));
+  try {
+    decode(h);
+    return "";
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
 }
 
 // ---------------------------------------------------------------- call stamp
@@ -103,7 +131,7 @@ TEST(WireVectors, CallStampNegative) {
 
 TEST(WireVectors, TcpPieceHeader) {
   tcp::PieceHeader h;
-  h.flags = tcp::kPieceHasCrc;
+  h.flags = kPieceHasCrc;
   h.number = 5;
   h.messageBytes = 1 << 20;
   h.pieceBytes = 65536;
@@ -128,7 +156,7 @@ TEST(WireVectors, TcpPieceHeader) {
   EXPECT_EQ(back->pieceBytes, h.pieceBytes);
   EXPECT_EQ(back->crc, h.crc);
   EXPECT_EQ(back->stamp, h.stamp);
-  EXPECT_EQ(tcp::pieceMismatch(*back, 5, 1 << 20, 65536), "");
+  EXPECT_EQ(pieceMismatch(*back, 5, 1 << 20, 65536), "");
   EXPECT_EQ(decodeCallStampWords(back->stamp), allReduceStamp());
 }
 
@@ -177,23 +205,109 @@ TEST(WireVectors, TcpHandle) {
 
 TEST(WireVectors, TcpNegative) {
   runNegativeCases("tcp_piece", [](const Bytes& b) {
-    std::string problem;
-    return tcp::PieceHeader::decode(b.data(), problem) ? std::string() : problem;
+    return recordProblem<tcp::PieceHeader::kWireBytes>(b, tcp::PieceHeader::decode);
   });
-  runNegativeCases("tcp_hello", [](const Bytes& b) {
-    std::string problem;
-    return tcp::Hello::decode(b.data(), problem) ? std::string() : problem;
-  });
-  runNegativeCases("tcp_handle", [](const Bytes& b) -> std::string {
+  runNegativeCases("tcp_hello",
+                   [](const Bytes& b) { return recordProblem<tcp::Hello::kWireBytes>(b, tcp::Hello::decode); });
+  runNegativeCases("tcp_handle", [](const Bytes& b) { return handleProblem(b, tcp::decodeAddressHandle); });
+}
+
+// ---------------------------------------------------------------- ucx
+
+TEST(WireVectors, UcxPieceHeader) {
+  ucx::PieceHeader h;
+  h.flags = kPieceHasCrc;
+  h.number = 9;
+  h.messageBytes = 3 * ucx::kPieceBytes;
+  h.pieceBytes = ucx::kPieceBytes;
+  h.crc = 0xdeadbeef;
+  h.token = 0x0123456789abcdefull;
+  h.stamp = callStampWords(allReduceStamp());
+  std::vector<Field> fields = {{0, 4, "u32 magic 'HCUP'"},
+                               {4, 4, "u32 flags (bit 0: crc present)"},
+                               {8, 8, "u64 piece number"},
+                               {16, 8, "u64 message bytes"},
+                               {24, 8, "u64 piece bytes (at most 1 MiB)"},
+                               {32, 4, "u32 crc32c of the payload"},
+                               {36, 4, "u32 reserved (0)"},
+                               {40, 8, "u64 connection token"}};
+  for (const Field& f : stampFields(48, "call stamp ")) fields.push_back(f);
+  Bytes committed = checkVector({"ucx_piece",
+                                 "ucx piece header (src/transport/ucx/ucx_wire.hpp), ucx protocol (hello) version 1",
+                                 {"input: piece 9 of a 3 MiB message, 1 MiB (kPieceBytes), crc 0xdeadbeef (flag set),",
+                                  "token 0x0123456789abcdef, stamp = call_stamp.allreduce"},
+                                 fields, asBytes(h.encode())});
+  if (committed.empty()) return;
+  std::string problem;
+  auto back = ucx::PieceHeader::decode(committed.data(), problem);
+  ASSERT_TRUE(back) << problem;
+  EXPECT_EQ(back->flags, h.flags);
+  EXPECT_EQ(back->number, h.number);
+  EXPECT_EQ(back->messageBytes, h.messageBytes);
+  EXPECT_EQ(back->pieceBytes, h.pieceBytes);
+  EXPECT_EQ(back->crc, h.crc);
+  EXPECT_EQ(back->token, h.token);
+  EXPECT_EQ(back->stamp, h.stamp);
+  EXPECT_EQ(pieceMismatch(*back, 9, 3 * ucx::kPieceBytes, ucx::kPieceBytes), "");
+  EXPECT_EQ(decodeCallStampWords(back->stamp), allReduceStamp());
+}
+
+TEST(WireVectors, UcxHello) {
+  ucx::Hello h;
+  h.fromRank = 2;
+  h.toRank = 5;
+  h.token = 0x0123456789abcdefull;
+  Bytes committed = checkVector(
+      {"ucx_hello", "ucx endpoint hello (src/transport/ucx/ucx_wire.hpp), version 1: 24 bytes, no padding",
+       {"input: rank 2 -> rank 5, token 0x0123456789abcdef"},
+       {{0, 4, "u32 magic 'HCUH'"}, {4, 2, "u16 version (1)"}, {6, 2, "u16 reserved (0)"}, {8, 4, "i32 from rank"},
+        {12, 4, "i32 to rank"}, {16, 8, "u64 connection token"}},
+       asBytes(h.encode())});
+  if (committed.empty()) return;
+  std::string problem;
+  auto back = ucx::Hello::decode(committed.data(), problem);
+  ASSERT_TRUE(back) << problem;
+  EXPECT_EQ(back->fromRank, 2);
+  EXPECT_EQ(back->toRank, 5);
+  EXPECT_EQ(back->token, h.token);
+}
+
+TEST(WireVectors, UcxHandle) {
+  const std::vector<Field> fields = {{0, 4, "u32 magic 'UCXH'"},   {4, 2, "u16 version (1)"},
+                                     {6, 2, "u16 family (4 or 6)"}, {8, 2, "u16 port"},
+                                     {10, 16, "address"},           {26, 4, "u32 IPv6 scope id"},
+                                     {30, 98, "unused (0)"}};
+  struct Case {
+    std::string name, text;
+    uint32_t scope;
+  };
+  for (const Case& c :
+       {Case{"ucx_handle.ipv4", "10.20.30.40:45678", 0}, Case{"ucx_handle.ipv6", "[fe80::abcd]:45679", 3}}) {
+    SCOPED_TRACE(c.name);
+    net::SocketAddress a = net::SocketAddress::parse(c.text);
+    if (c.scope) reinterpret_cast<sockaddr_in6&>(a.storage).sin6_scope_id = c.scope;
+    Bytes committed = checkVector({c.name, "ucx listener handle (src/transport/ucx/ucx_wire.hpp), 128 bytes published "
+                                           "through the bootstrap",
+                                   {"input: " + c.text + (c.scope ? ", scope id " + std::to_string(c.scope) : "")},
+                                   fields, asBytes(ucx::encodeAddressHandle(a).bytes)});
+    if (committed.empty()) continue;
     Handle h;
-    std::memcpy(h.bytes.data(), b.data(), h.bytes.size());
-    try {
-      tcp::decodeAddressHandle(h);
-      return "";
-    } catch (const InvalidArgument& e) {
-      return e.what();
+    std::memcpy(h.bytes.data(), committed.data(), h.bytes.size());
+    const net::SocketAddress back = ucx::decodeAddressHandle(h);
+    EXPECT_EQ(back.toString(), a.toString());
+    if (c.scope) {
+      EXPECT_EQ(reinterpret_cast<const sockaddr_in6&>(back.storage).sin6_scope_id, c.scope);
     }
+  }
+}
+
+TEST(WireVectors, UcxNegative) {
+  runNegativeCases("ucx_piece", [](const Bytes& b) {
+    return recordProblem<ucx::PieceHeader::kWireBytes>(b, ucx::PieceHeader::decode);
   });
+  runNegativeCases("ucx_hello",
+                   [](const Bytes& b) { return recordProblem<ucx::Hello::kWireBytes>(b, ucx::Hello::decode); });
+  runNegativeCases("ucx_handle", [](const Bytes& b) { return handleProblem(b, ucx::decodeAddressHandle); });
 }
 
 // ---------------------------------------------------------------- shm
@@ -219,16 +333,7 @@ TEST(WireVectors, ShmHandle) {
 }
 
 TEST(WireVectors, ShmHandleNegative) {
-  runNegativeCases("shm_handle", [](const Bytes& b) -> std::string {
-    Handle h;
-    std::memcpy(h.bytes.data(), b.data(), std::min(b.size(), h.bytes.size()));
-    try {
-      shm::decodeShmHandle(h);
-      return "";
-    } catch (const InvalidArgument& e) {
-      return e.what();
-    }
-  });
+  runNegativeCases("shm_handle", [](const Bytes& b) { return handleProblem(b, shm::decodeShmHandle); });
 }
 
 // The shm ring: 2 slots of 4096 bytes (the smallest HETCCL_SHM_SLOT_BYTES), rank 0 -> rank 1, one
