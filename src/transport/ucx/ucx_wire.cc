@@ -62,7 +62,7 @@ uint64_t tagBase(int fromRank, uint64_t token) {
   x ^= x >> 27;
   x *= 0x94d049bb133111ebULL;
   x ^= x >> 31;
-  return (static_cast<uint64_t>(static_cast<uint32_t>(fromRank) & 0xfffffu) << 44) | ((x & 0xfffffull) << 24);
+  return (static_cast<uint64_t>(static_cast<uint32_t>(fromRank) & 0xfffffu) << 44) | (x & kTagCounterMask);
 }
 
 Handle encodeAddressHandle(const net::SocketAddress& address) {

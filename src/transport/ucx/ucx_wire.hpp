@@ -68,11 +68,18 @@ struct PieceHeader : PieceFields {
 /// Pieces of a message of `bytes` bytes (1 for an empty message: a header-only piece).
 inline size_t pieceCount(size_t bytes) { return bytes == 0 ? 1 : (bytes + kPieceBytes - 1) / kPieceBytes; }
 
-/// The tag bits shared by every message of the connection from `fromRank` with `token`.
+/// UCP tags of a connection: the sender's rank in the top 20 bits (connections from different ranks never
+/// share a tag), and below them 44 bits counting from a secret start. UCP matches tags across the whole
+/// worker, also for endpoints whose hello has not been checked yet (an endpoint is closed within 5 s
+/// without a valid one): such a stranger would have to guess 44 bits derived from the connection token to
+/// land bytes in a posted receive (and a forged header still fails its full-token check).
+inline constexpr uint64_t kTagCounterMask = (uint64_t{1} << 44) - 1;
+/// The tag of the connection from `fromRank` with `token` before its first piece (rank bits + start).
 uint64_t tagBase(int fromRank, uint64_t token);
-/// Tag of piece `number`'s header (payload = false) or payload (payload = true).
+/// Tag of piece `number`'s header (payload = false) or payload (payload = true): the start advanced by
+/// 2 * number (+ 1), modulo 2^44 -- unique within the connection for 2^43 pieces.
 inline uint64_t pieceTag(uint64_t base, uint64_t number, bool payload) {
-  return base | ((2 * number + (payload ? 1 : 0)) & 0xffffffull);
+  return (base & ~kTagCounterMask) | ((base + 2 * number + (payload ? 1 : 0)) & kTagCounterMask);
 }
 
 Handle encodeAddressHandle(const net::SocketAddress& address);

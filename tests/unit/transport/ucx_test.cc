@@ -263,11 +263,21 @@ TEST_F(Ucx, WireRecordsRoundTripAndRejectGarbage) {
   EXPECT_EQ(pb->token, 42u);
   pw[36] = 1;  // reserved word
   EXPECT_FALSE(ucx::PieceHeader::decode(pw.data(), problem));
-  // Tags: connections from different ranks never share tags; header and payload differ.
+  // Tags: connections from different ranks never share tags; header and payload differ; the rank bits
+  // stay put while the 44-bit counter wraps; the counter's start depends on the token (all 44 bits: a
+  // stranger cannot guess it from a few of them).
   const uint64_t a = ucx::tagBase(1, 99), b = ucx::tagBase(2, 99);
   EXPECT_NE(a, b);
+  EXPECT_EQ(a >> 44, 1u);
+  EXPECT_EQ(b >> 44, 2u);
   EXPECT_NE(ucx::pieceTag(a, 5, false), ucx::pieceTag(a, 5, true));
-  EXPECT_EQ(ucx::pieceTag(a, 5, false) & ~0xffffffull, a);
+  EXPECT_EQ(ucx::pieceTag(a, 5, false) >> 44, 1u);
+  EXPECT_EQ(ucx::pieceTag(a, 0, false), a);
+  const uint64_t top = (uint64_t{1} << 44) | ucx::kTagCounterMask;  // rank 1, counter at its last value
+  EXPECT_EQ(ucx::pieceTag(top, 0, true), uint64_t{1} << 44);        // wraps within the counter bits
+  uint64_t differing = 0;
+  for (uint64_t t = 1; t <= 64; ++t) differing |= ucx::tagBase(1, t) ^ ucx::tagBase(1, t + 1000);
+  EXPECT_EQ(differing, ucx::kTagCounterMask) << "every counter bit depends on the token";
 }
 
 }  // namespace
