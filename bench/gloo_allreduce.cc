@@ -1,7 +1,9 @@
-// Baseline: Gloo allreduce (float32, sum) over its TCP transport on loopback, with hetccl-perf's sizes,
+// Baseline: Gloo allreduce (float32, sum) over its TCP transport (loopback, or --hostname), with hetccl-perf's sizes,
 // values, check and columns. Ranks meet through a gloo::rendezvous::FileStore directory:
-//   gloo_allreduce --rank R --size N --store DIR [-b 1K] [-e 256M] [-f 2] [-n 20] [-w 5] [-c 1]
-// (--rank/--size default to HETCCL_RANK/HETCCL_NRANKS, so hetccl-run can start it too).
+//   gloo_allreduce --rank R --size N --store DIR [--hostname ADDR] [-b 1K] [-e 256M] [-f 2] [-n 20] [-w 5] [-c 1]
+// (--rank/--size default to HETCCL_RANK/HETCCL_NRANKS, so hetccl-run can start it too). --hostname: the
+// address Gloo's TCP device binds and advertises (default 127.0.0.1; run_netns_allreduce.py passes the
+// rank's eth0 address, 10.99.0.x, so that the ranks meet across network namespaces).
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
 #include <gloo/math.h>
@@ -63,13 +65,14 @@ int envInt(const char* name, int fallback) {
 
 int main(int argc, char** argv) {
   int rank = envInt("HETCCL_RANK", -1), size = envInt("HETCCL_NRANKS", -1);
-  std::string storeDir;
+  std::string storeDir, hostname = "127.0.0.1";
   bench::Options o;
   try {
     o = bench::parseOptions(argc, argv, [&](const std::string& flag, const std::string& value) {
       if (flag == "--rank") rank = std::atoi(value.c_str());
       else if (flag == "--size") size = std::atoi(value.c_str());
       else if (flag == "--store") storeDir = value;
+      else if (flag == "--hostname") hostname = value;
       else return false;
       return true;
     });
@@ -80,7 +83,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   gloo::transport::tcp::attr attr;
-  attr.hostname = "127.0.0.1";
+  attr.hostname = hostname;
   auto device = gloo::transport::tcp::CreateDevice(attr);
   gloo::rendezvous::FileStore store(storeDir);
   auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
@@ -88,7 +91,9 @@ int main(int argc, char** argv) {
   std::shared_ptr<gloo::Context> ctx = context;
 
   std::vector<float> send(o.maxBytes / 4), recv(o.maxBytes / 4);
-  if (rank == 0) bench::printHeader("gloo_allreduce (gloo::allreduce, tcp loopback)", size, o);
+  const char* title = hostname == "127.0.0.1" ? "gloo_allreduce (gloo::allreduce, tcp loopback)"
+                                               : "gloo_allreduce (gloo::allreduce, tcp)";
+  if (rank == 0) bench::printHeader(title, size, o);
   double busSum = 0;
   long long wrong = 0;
   int rows = 0;
