@@ -162,10 +162,12 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
     choice_[p] = chooseTransport(forced, self, peers[p], mine.ucx, table[p].ucx);
     usesUcx = usesUcx || choice_[p] == kUcx;
   }
-  if (remotePeer && (forced.empty() || forced == "auto"))
+  if (remotePeer && (forced.empty() || forced == "auto")) {
+    const std::string why = (mine.ucx & kUcxUsable) ? std::string() : transport::ucxUnavailableReason();
     HETCCL_INFO(log::kInit, "rank ", rank_, ": links to other hosts: ",
                 usesUcx ? "ucx (HETCCL_UCX=" : "tcp (HETCCL_UCX=", config().str("HETCCL_UCX"),
-                (mine.ucx & kUcxUsable) ? "" : concat("; ucx unavailable here: ", transport::ucxUnavailableReason()), ")");
+                why.empty() ? "" : concat("; ucx unavailable here: ", why), ")");
+  }
 
   send_.resize(n);
   recv_.resize(n);
