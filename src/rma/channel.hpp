@@ -18,11 +18,14 @@
 
 namespace hetccl::rma {
 
-/// The window path's position in a message's ranges: the first range not yet passed, and where it starts
-/// in the message's byte stream.
+/// The window path's position in one message (its ranges' bytes end to end): the bytes through the
+/// window so far, the first range not yet passed and where it starts in that stream, and the message's
+/// size (summed once, at its first chunk).
 struct WindowCursor {
+  uint64_t done = 0;
   size_t range = 0;
   uint64_t start = 0;
+  std::optional<uint64_t> total;
 };
 
 /// One message to send: header, optional table, optional pieces read from `src`.
@@ -66,8 +69,7 @@ struct Incoming {
   unsigned char* dst = nullptr;  ///< nullptr: drain (a refused put)
   MemKind dstKind = MemKind::Host;
   Access access;                 ///< Put: the target's check
-  uint64_t windowTaken = 0;      ///< window path: bytes of the message already copied out
-  WindowCursor windowCursor;
+  WindowCursor window;           ///< window path: how far the message has been copied out
   std::optional<RegionRef> held; ///< Put: released when done
   std::shared_ptr<Request> request;  ///< GetResp
 };
@@ -81,8 +83,7 @@ struct Channel {
   /// A pair of ranks of one host (window.hpp): the pieces of each direction cross these instead of the
   /// connections (headers, tables and answers still take the connections).
   std::unique_ptr<Window> outWindow, inWindow;
-  uint64_t windowSent = 0;                      ///< bytes of sending.front() already in outWindow
-  WindowCursor windowCursor;
+  WindowCursor windowOut;                       ///< how far sending.front() is through outWindow
   std::deque<std::shared_ptr<OutMsg>> sending;  ///< taken from queue, in order
   size_t nextPiece = 0;                         ///< of sending.front(), once its header is posted
   bool headerPosted = false;

@@ -19,13 +19,6 @@ MemoryAccess::~MemoryAccess() {
   for (Buffer b : free_) freeBuffer(b);
 }
 
-void MemoryAccess::deviceCopy(void* dst, const void* src, size_t n) const {
-  std::lock_guard<std::mutex> lock(streamMu_);
-  if (!copyStream_) copyStream_ = gpu_->createStream();  // non-blocking with respect to the null stream
-  gpu_->copyAsync(dst, src, n, copyStream_);
-  gpu_->synchronize(copyStream_);
-}
-
 MemKind MemoryAccess::kindOf(const void* p) const {
   if (!gpu_) return MemKind::Host;
   const device::GpuRuntime::PointerInfo info = gpu_->query(p);
@@ -41,14 +34,14 @@ void MemoryAccess::bindThread() const {
 
 void MemoryAccess::toMemory(MemKind kind, void* dst, const void* src, size_t n) const {
   if (n == 0) return;
-  if (isDevice(kind) && gpu_) return deviceCopy(dst, src, n);
-  std::memcpy(dst, src, n);
+  const Copy c{dst, src, n};
+  copyAll(kind, std::span(&c, 1));
 }
 
 void MemoryAccess::fromMemory(MemKind kind, void* dst, const void* src, size_t n) const {
   if (n == 0) return;
-  if (isDevice(kind) && gpu_) return deviceCopy(dst, src, n);
-  std::memcpy(dst, src, n);
+  const Copy c{dst, src, n};
+  copyAll(kind, std::span(&c, 1));
 }
 
 void MemoryAccess::copyAll(MemKind kind, std::span<const Copy> copies) const {
@@ -58,7 +51,7 @@ void MemoryAccess::copyAll(MemKind kind, std::span<const Copy> copies) const {
     return;
   }
   std::lock_guard<std::mutex> lock(streamMu_);
-  if (!copyStream_) copyStream_ = gpu_->createStream();
+  if (!copyStream_) copyStream_ = gpu_->createStream();  // non-blocking with respect to the null stream
   for (const Copy& c : copies)
     if (c.n) gpu_->copyAsync(c.dst, c.src, c.n, copyStream_);
   gpu_->synchronize(copyStream_);

@@ -63,7 +63,6 @@ class MemoryAccess {
 
  private:
   void freeBuffer(Buffer b) noexcept;
-  void deviceCopy(void* dst, const void* src, size_t n) const;
   device::GpuRuntime* gpu_;
   MemKind gpuKind_;
   int device_;

@@ -130,16 +130,8 @@ bool RmaService::progressSend(int peer, Channel& ch) {
         ch.sendInFlight.push_back({ch.send->isend(msg->table.data(), msg->table.size() * sizeof(WireRange)), {}, msg, false});
       ch.headerPosted = true;
       ch.nextPiece = 0;
-    } else if (ch.outWindow) {  // a pair of one host: the message's bytes through the window, chunk by chunk
-      uint64_t total = 0;
-      for (uint64_t b : msg->sizes) total += b;
-      if (ch.windowSent < total) {  // (no chunk at all for a message without bytes: the receiver takes none)
-        if (!sendWindowChunk(ch, *msg)) break;  // every slot holds a chunk: later
-        did = true;
-        if (ch.windowSent < total) continue;
-      }
-      ch.windowSent = 0;
-      ch.windowCursor = {};
+    } else if (ch.outWindow) {  // a pair of one host: the message's bytes through the window (window_path.cc)
+      if (!sendWindowChunks(ch, *msg, did)) break;  // every slot holds a chunk: later
       ch.nextPiece = msg->pieces.size();
     } else {
       const Piece& pc = msg->pieces[ch.nextPiece];
@@ -456,8 +448,7 @@ void RmaService::releaseChannel(Channel& ch) noexcept {
   ch.in = Incoming{};
   ch.headerPosted = false;
   ch.nextPiece = 0;
-  ch.windowSent = 0;
-  ch.windowCursor = {};
+  ch.windowOut = {};
   if (ch.outWindow) ch.outWindow->reset();
   if (ch.inWindow) ch.inWindow->reset();
   ch.phase = Channel::RecvPhase::Closed;

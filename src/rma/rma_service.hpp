@@ -149,8 +149,9 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   /// Collective: creates and maps the windows of the pairs of this host that HETCCL_RMA_WINDOW selects
   /// (a pair whose window cannot be made on either side keeps the connections, logged at INFO).
   void setUpWindows(bootstrap::Bootstrap& boot);
-  /// Copies the next chunk of `msg` into the window; false while no slot is free.
-  bool sendWindowChunk(Channel& ch, OutMsg& msg);
+  /// Copies the next chunks of `msg` into the window while slots are free (`moved` set when one was);
+  /// true once every byte of it is there.
+  bool sendWindowChunks(Channel& ch, OutMsg& msg, bool& moved);
   /// Copies out (applies) every published chunk of the incoming transfer; finishes it when complete.
   bool recvWindowChunks(int peer, Channel& ch);
 

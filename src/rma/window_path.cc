@@ -14,13 +14,13 @@
 namespace hetccl::rma {
 namespace {
 
-/// The copies that move bytes [from, from + len) of a message's byte stream -- its ranges' bytes end to
-/// end, in order (`offsets` into `base`, `sizes`) -- between memory and `slot` (toSlot: into the slot).
-/// `cur` is the first range not yet passed and where it starts in the stream; chunks come in order, so it
-/// only moves forward.
+/// The copies that move the next `len` bytes of a message's byte stream -- its ranges' bytes end to end,
+/// in order (`offsets` into `base`, `sizes`), from `cur.done` on -- between memory and `slot` (toSlot: into
+/// the slot). Chunks come in order, so the cursor's range only moves forward.
 std::vector<MemoryAccess::Copy> chunkCopies(unsigned char* base, const std::vector<uint64_t>& offsets,
-                                            const std::vector<uint64_t>& sizes, WindowCursor& cur, uint64_t from,
-                                            uint64_t len, unsigned char* slot, bool toSlot) {
+                                            const std::vector<uint64_t>& sizes, WindowCursor& cur, uint64_t len,
+                                            unsigned char* slot, bool toSlot) {
+  const uint64_t from = cur.done;
   while (cur.range < sizes.size() && cur.start + sizes[cur.range] <= from) cur.start += sizes[cur.range++];
   std::vector<MemoryAccess::Copy> out;
   uint64_t at = cur.start;  // where range i starts in the stream
@@ -34,10 +34,14 @@ std::vector<MemoryAccess::Copy> chunkCopies(unsigned char* base, const std::vect
   return out;
 }
 
-uint64_t totalBytes(const std::vector<uint64_t>& sizes) {
-  uint64_t t = 0;
-  for (uint64_t b : sizes) t += b;
-  return t;
+/// The message's size: summed at its first chunk, then kept in the cursor.
+uint64_t totalOf(WindowCursor& cur, const std::vector<uint64_t>& sizes) {
+  if (!cur.total) {
+    uint64_t t = 0;
+    for (uint64_t b : sizes) t += b;
+    cur.total = t;
+  }
+  return *cur.total;
 }
 
 std::string windowName(const unsigned char (&tag)[16], int from, int to) {
@@ -97,31 +101,37 @@ void RmaService::setUpWindows(bootstrap::Bootstrap& boot) {
     if (p != rank_ && !opened[static_cast<size_t>(n) * p + rank_]) channels_[p].outWindow.reset();
 }
 
-bool RmaService::sendWindowChunk(Channel& ch, OutMsg& msg) {
-  unsigned char* slot = ch.outWindow->freeSlot();
-  if (!slot) return false;
-  const uint64_t len = std::min(ch.outWindow->slotBytes(), totalBytes(msg.sizes) - ch.windowSent);
-  memory_->copyAll(msg.srcKind, chunkCopies(msg.src, msg.srcOffsets, msg.sizes, ch.windowCursor, ch.windowSent, len,
-                                            slot, true));
-  ch.outWindow->publish();
-  ch.windowSent += len;
+bool RmaService::sendWindowChunks(Channel& ch, OutMsg& msg, bool& moved) {
+  WindowCursor& cur = ch.windowOut;
+  const uint64_t total = totalOf(cur, msg.sizes);
+  while (cur.done < total) {  // (no chunk at all for a message without bytes: the receiver takes none)
+    unsigned char* slot = ch.outWindow->freeSlot();
+    if (!slot) return false;
+    const uint64_t len = std::min(ch.outWindow->slotBytes(), total - cur.done);
+    memory_->copyAll(msg.srcKind, chunkCopies(msg.src, msg.srcOffsets, msg.sizes, cur, len, slot, true));
+    ch.outWindow->publish();
+    cur.done += len;
+    moved = true;
+  }
+  cur = {};
   return true;
 }
 
 bool RmaService::recvWindowChunks(int peer, Channel& ch) {
   Incoming& in = ch.in;
-  const uint64_t total = totalBytes(in.sizes);
+  WindowCursor& cur = in.window;
+  const uint64_t total = totalOf(cur, in.sizes);
   bool did = false;
-  while (in.windowTaken < total) {
+  while (cur.done < total) {
     std::string problem;
     const unsigned char* slot = ch.inWindow->fullSlot(problem);
     if (!problem.empty())
       throw PeerError(peer, peers_[peer].hostId, concat(peerName(peer), " broke the RMA window protocol: ", problem));
     if (!slot) break;
-    const uint64_t len = std::min(ch.inWindow->slotBytes(), total - in.windowTaken);
+    const uint64_t len = std::min(ch.inWindow->slotBytes(), total - cur.done);
     if (in.dst) {
       try {  // applied before the slot is released, and the transfer acknowledged only after its last chunk
-        memory_->copyAll(in.dstKind, chunkCopies(in.dst, in.dstOffsets, in.sizes, in.windowCursor, in.windowTaken, len,
+        memory_->copyAll(in.dstKind, chunkCopies(in.dst, in.dstOffsets, in.sizes, cur, len,
                                                  const_cast<unsigned char*>(slot), false));
       } catch (const Error& e) {
         HETCCL_WARN(log::kNet, "rank ", rank_, ": RMA data from ", peerName(peer), " could not be copied: ", e.what());
@@ -130,10 +140,10 @@ bool RmaService::recvWindowChunks(int peer, Channel& ch) {
       }
     }
     ch.inWindow->release();
-    in.windowTaken += len;
+    cur.done += len;
     did = true;
   }
-  if (in.windowTaken == total) {
+  if (cur.done == total) {
     in.applied = in.pieces.size();
     finishIncoming(peer, ch);
     did = true;
