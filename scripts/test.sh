@@ -105,7 +105,10 @@ normal() {
 }
 
 asan() {
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  # UCX_MEM_EVENTS=no: with UCX's memory-event hooks installed, LeakSanitizer's exit-time check crashed
+  # now and then ("Tracer caught signal 11" in a ucx rank: 11 of 210 five-rank ucx jobs under load, 0 of
+  # 150 without the hooks); host memory over tcp needs no registration cache (see the tsan stage).
+  UCX_MEM_EVENTS=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp" \
     run_suite build-asan -- -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DHETCCL_SANITIZE=address,undefined -DHETCCL_BUILD_CUDA=OFF
