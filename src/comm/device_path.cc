@@ -1,8 +1,10 @@
 #include "comm/device_path.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
+#include "comm/staged_pieces.hpp"
 #include "core/config.hpp"
 #include "core/deadline.hpp"
 #include "core/error.hpp"
@@ -12,7 +14,8 @@ namespace hetccl {
 namespace {
 
 uint64_t* readyFlag(uint64_t* flags) { return flags; }
-uint64_t* doneFlag(uint64_t* flags) { return flags + 8; }  // its own cache line
+uint64_t* doneFlag(uint64_t* flags) { return flags + 8; }  // each its own cache line
+uint64_t* drainedFlag(uint64_t* flags) { return flags + 16; }
 
 }  // namespace
 
@@ -24,13 +27,16 @@ DevicePath::DevicePath(const hetcclGpuPlugin_t& gpu, int device, int rank, int n
       nranks_(nranks),
       runHost_(std::move(runHost)),
       onFailure_(std::move(onFailure)),
-      abortFlag_(abortFlag) {
+      abortFlag_(abortFlag),
+      pieceBytes_(static_cast<size_t>(config().integer("HETCCL_STAGED_PIECE_BYTES", 0, int64_t{1} << 30))),
+      slots_(static_cast<size_t>(config().integer("HETCCL_STAGED_SLOTS", 2, 64))) {
   check(gpu_.setDevice(device_), "setDevice");
   void* flags = nullptr;
-  check(gpu_.allocPinned(&flags, 128), "allocPinned(flags)");
+  check(gpu_.allocPinned(&flags, 192), "allocPinned(flags)");
   flags_ = static_cast<uint64_t*>(flags);
   __atomic_store_n(readyFlag(flags_), 0, __ATOMIC_RELEASE);
   __atomic_store_n(doneFlag(flags_), 0, __ATOMIC_RELEASE);
+  __atomic_store_n(drainedFlag(flags_), 0, __ATOMIC_RELEASE);
   thread_ = std::thread([this] { worker(); });
 }
 
@@ -61,29 +67,54 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
                               "host engine: GPU and CPU ranks mixed, several hosts, or HETCCL_GPU_EXEC=staged) ",
                               "cannot be captured into a CUDA graph; call them outside the capture, or use the ",
                               "stream pipeline (GPU ranks of one host) or a single vendor domain"));
-  Work w;
-  w.ops = std::move(ops);
-  w.plan = StagingPlan::build(w.ops, rank_, nranks_);
-  ensureStaging(std::max<size_t>(w.plan.hostBytes, 256));  // before any stream waits (see header)
-  char* host = static_cast<char*>(staging_);
+  std::vector<StagedPiece> pieces = cutIntoPieces(ops, rank_, nranks_, pieceBytes_);
+  size_t slotBytes = 256;
+  for (const StagedPiece& p : pieces) slotBytes = std::max(slotBytes, (p.plan.hostBytes + 255) / 256 * 256);
+  const size_t slots = std::min(pieces.size(), slots_);
+  ensureStaging(slotBytes * slots);  // before any stream waits (see header)
+  char* const host = static_cast<char*>(staging_);
+  auto slot = [&](size_t k) { return host + (k % slots) * slotBytes; };
+
   std::lock_guard<std::mutex> lock(mu_);
-  w.seq = nextSeq_ + 1;
+  const uint64_t first = nextSeq_ + 1;
   // Everything below only queues work on the stream. If queuing fails half-way, the stream may hold a
   // wait this path will never satisfy: the communicator is then failed and the error returned.
-  check(gpu_.streamWaitFlag(stream, doneFlag(flags_), w.seq - 1, 0), "streamWaitFlag(previous group done)");
-  for (const auto& r : w.plan.regions)
-    if (r.copyIn)
-      check(gpu_.memcpyAsync(host + r.hostOffset, reinterpret_cast<const void*>(r.device), r.bytes, stream),
-            "memcpyAsync(device to staging)");
-  check(gpu_.streamWriteFlag(stream, readyFlag(flags_), w.seq, 0), "streamWriteFlag(inputs staged)");
-  check(gpu_.streamWaitFlag(stream, doneFlag(flags_), w.seq, 0), "streamWaitFlag(exchange done)");
-  for (const auto& r : w.plan.regions)
-    if (r.copyOut)
-      check(gpu_.memcpyAsync(reinterpret_cast<void*>(r.device), host + r.hostOffset, r.bytes, stream),
-            "memcpyAsync(staging to device)");
-  nextSeq_ = w.seq;
-  queue_.push_back(std::move(w));
+  // The previous group's outputs are copied out of staging (on whatever stream it ran) before this
+  // group's inputs are copied in.
+  check(gpu_.streamWaitFlag(stream, drainedFlag(flags_), first - 1, 0), "streamWaitFlag(previous group copied out)");  // wait:drained
+  auto copyOut = [&](size_t k) {
+    check(gpu_.streamWaitFlag(stream, doneFlag(flags_), first + k, 0), "streamWaitFlag(exchange done)");  // wait:done
+    for (const auto& r : pieces[k].plan.regions)
+      if (r.copyOut)
+        check(gpu_.memcpyAsync(reinterpret_cast<void*>(r.device), slot(k) + r.hostOffset, r.bytes, stream),
+              "memcpyAsync(staging to device)");
+  };
+  // Piece k goes into slot k % slots; its inputs are queued after the outputs of piece k - slots (the
+  // slot's previous piece) were queued out, so stream order alone keeps a slot's pieces apart, while up
+  // to `slots` pieces are staged ahead of the host engine.
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    for (const auto& r : pieces[k].plan.regions)
+      if (r.copyIn)
+        check(gpu_.memcpyAsync(slot(k) + r.hostOffset, r.copyInFrom(), r.bytes, stream), "memcpyAsync(device to staging)");
+    check(gpu_.streamWriteFlag(stream, readyFlag(flags_), first + k, 0), "streamWriteFlag(inputs staged)");
+    if (k + 1 >= slots) copyOut(k + 1 - slots);
+  }
+  for (size_t k = pieces.size() + 1 - std::min(pieces.size(), slots); k < pieces.size(); ++k) copyOut(k);
+  check(gpu_.streamWriteFlag(stream, drainedFlag(flags_), first + pieces.size() - 1, 0), "streamWriteFlag(copied out)");
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    Work w;
+    w.ops = pieces[k].plan.translate(pieces[k].ops, slot(k));
+    w.seq = first + k;
+    queue_.push_back(std::move(w));
+  }
+  nextSeq_ = first + pieces.size() - 1;
   cv_.notify_all();
+}
+
+std::string DevicePath::describe() const {
+  if (pieceBytes_ == 0) return "every call staged whole, unpipelined (HETCCL_STAGED_PIECE_BYTES=0)";
+  return concat("all-reduce/broadcast/reduce over ", pieceBytes_, " bytes in pieces through ", slots_,
+                " pinned slots, device copies overlapping the exchange");
 }
 
 void DevicePath::drain() {
@@ -142,7 +173,7 @@ void DevicePath::worker() {
     }
     if (!failed) {
       try {
-        if (waitReady(w.seq)) runHost_(w.plan.translate(w.ops, staging_));
+        if (waitReady(w.seq)) runHost_(w.ops);
         else failed = true;  // aborted: release the stream unrun
       } catch (const std::exception& e) {
         // Either way the user stream must not hang: this and later groups are released unrun (their

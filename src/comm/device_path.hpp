@@ -1,24 +1,28 @@
 // Collectives on GPU buffers with NCCL's stream semantics, through host staging.
 //
-// enqueue() returns at once. It queues on the user's stream, in order:
-//   wait until the previous group of this path is done   (doneFlag >= seq-1: staging is free again)
-//   copy the device inputs into pinned staging             (copy engines)
-//   write readyFlag = seq                                  (the host learns the inputs are staged)
-//   wait until doneFlag >= seq                             (the host finished the exchange)
-//   copy the outputs from staging back to the device
-// and hands the group to this rank's progress thread, which waits for readyFlag, runs the group with the
-// host engine (shm/tcp transports, host reduction) on the staging buffer, and writes doneFlag. Nothing
-// in the calling thread waits for the collective.
+// enqueue() returns at once. A group is cut into pieces (staged_pieces.hpp: a large all-reduce, broadcast
+// or reduce into ranges of HETCCL_STAGED_PIECE_BYTES; anything else is one piece), each staged in one of
+// HETCCL_STAGED_SLOTS slots of pinned memory. It queues on the user's stream, in order:
+//   wait until the previous group is copied out           (drainedFlag >= first-1: staging is free again)
+//   for each piece k:
+//     copy piece k's device inputs into its slot           (copy engines)
+//     write readyFlag = seq(k)                             (the host learns the inputs are staged)
+//     wait until doneFlag >= seq(k - slots + 1), copy that piece's outputs back (it frees that slot)
+//   wait for and copy out the pieces left, write drainedFlag = seq(last piece)
+// and hands the pieces to this rank's progress thread, which waits for each piece's readyFlag, runs it
+// with the host engine (shm/tcp/ucx transports, host reduction) in its slot, and writes doneFlag. So
+// while the host exchanges piece k, the copy engines stage the pieces after it and copy back the ones
+// before it. Nothing in the calling thread waits for the collective.
 //
-// The progress thread makes no CUDA call at all (it only reads and writes two words of pinned memory):
-// a thread that calls the runtime while a user stream waits for it can deadlock behind any
-// device-synchronising call (cudaHostAlloc, cudaFree, ...) made elsewhere in the process. Pinned memory
-// is allocated only in the calling thread, after the path is drained, so no stream waits on it then.
+// The progress thread makes no CUDA call at all (it only reads and writes pinned words): a thread that
+// calls the runtime while a user stream waits for it can deadlock behind any device-synchronising call
+// (cudaHostAlloc, cudaFree, ...) made elsewhere in the process. Pinned memory is allocated only in the
+// calling thread, after the path is drained, so no stream waits on it then.
 //
 // It serves the layouts the stream pipeline cannot (GPU and CPU ranks mixed, several hosts) and
-// HETCCL_GPU_EXEC=staged; StagedExecutor (staged_executor.hpp) wraps it for the communicator. It is not
-// pipelined: the copy-in, the exchange and the copy-out of one group run one after the other (see
-// docs/STATUS.md).
+// HETCCL_GPU_EXEC=staged; StagedExecutor (staged_executor.hpp) wraps it for the communicator. Groups run
+// one after the other (a group's pieces overlap each other, not the next group's);
+// HETCCL_STAGED_PIECE_BYTES=0 stages every group whole, unpipelined.
 #pragma once
 
 #include <atomic>
@@ -28,11 +32,11 @@
 #include <functional>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "algo/coll_op.hpp"
-#include "comm/staging_plan.hpp"
 #include "device/base/gpu_plugin.h"
 
 namespace hetccl {
@@ -59,11 +63,13 @@ class DevicePath {
   /// Waits until every queued group has finished (or was released after a failure); TimeoutError after
   /// HETCCL_TIMEOUT (a user stream that never reaches its queued collectives).
   void drain();
+  /// How groups are staged, e.g. "all-reduce/broadcast/reduce over 4194304 bytes in pieces through 4
+  /// pinned slots" (for hetccl-info and the INFO log).
+  std::string describe() const;
 
  private:
   struct Work {
-    std::vector<algo::CollOp> ops;
-    StagingPlan plan;
+    std::vector<algo::CollOp> ops;  ///< one piece, translated: its pointers are in its staging slot
     uint64_t seq = 0;
   };
   void worker();
@@ -78,7 +84,11 @@ class DevicePath {
   HostRunner runHost_;
   FailureSink onFailure_;
   const std::atomic<bool>* abortFlag_;
-  uint64_t* flags_ = nullptr;  // pinned: [0] readyFlag (written by streams), [8] doneFlag (written by the host)
+  const size_t pieceBytes_;  // HETCCL_STAGED_PIECE_BYTES (0: groups whole)
+  const size_t slots_;       // HETCCL_STAGED_SLOTS
+  // pinned: [0] readyFlag (written by streams), [8] doneFlag (written by the host), [16] drainedFlag
+  // (written by streams once a group's outputs are copied back)
+  uint64_t* flags_ = nullptr;
   void* staging_ = nullptr;    // pinned; replaced only while the queue is drained
   size_t stagingBytes_ = 0;
 

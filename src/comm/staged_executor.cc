@@ -23,4 +23,8 @@ void StagedExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
   }
 }
 
+std::string StagedExecutor::describe() const {
+  return "host staging (pinned host memory, host engine; " + path_->describe() + ")";
+}
+
 }  // namespace hetccl

@@ -29,7 +29,7 @@ class StagedExecutor final : public DeviceExecutor {
   void abort() noexcept override {}
   std::optional<Error> pollAsyncError() override { return std::nullopt; }
   ExecPath path() const noexcept override { return ExecPath::Staged; }
-  std::string describe() const override { return "host staging (pinned host memory, host engine)"; }
+  std::string describe() const override;
 
  private:
   FailureSink onFailure_;

@@ -56,7 +56,7 @@ StagingPlan StagingPlan::build(std::span<const algo::CollOp> ops, int rank, int 
   std::sort(acc.begin(), acc.end(), [](const Access& a, const Access& b) { return a.begin < b.begin; });
   StagingPlan plan;
   for (size_t i = 0; i < acc.size();) {
-    StagingRegion r{acc[i].begin, 0, 0, false, false};
+    StagingRegion r{acc[i].begin, 0, 0, false, false, 0};
     uintptr_t end = acc[i].end;
     bool read = false, written = false, allFull = true;
     size_t j = i;

@@ -18,6 +18,10 @@ struct StagingRegion {
   size_t hostOffset = 0;     ///< where it lives in the staging buffer
   bool copyIn = false;       ///< device -> host before the collective (it is read, or not fully written)
   bool copyOut = false;      ///< host -> device after it (something in it is written)
+  uintptr_t source = 0;      ///< if set, copied in from here instead of `device`: an out-of-place input
+                             ///< staged where its output goes (staged_pieces.hpp), same size
+  /// Where the copy into staging reads.
+  const void* copyInFrom() const { return reinterpret_cast<const void*>(source ? source : device); }
 };
 
 struct StagingPlan {

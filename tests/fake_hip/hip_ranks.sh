@@ -5,8 +5,9 @@
 # buffers from the fake, the stream pipeline's copies, flag waits and reduction kernels run by the fake's
 # stream threads. Each hetccl-perf run checks every result (-c 1) and exits nonzero on a wrong element.
 # Layouts: 3 ranks in 3 domains (pipeline), 2 ranks in the default domain 'hip' (no RCCL: pipeline in one
-# domain), HETCCL_DEVICE=auto finding the HIP GPU (no CUDA plugin), and RMA (hetccl_rma.h) on HIP device
-# memory over shm and tcp (rma_device_check.cc).
+# domain), HETCCL_DEVICE=auto finding the HIP GPU (no CUDA plugin), ranks as separate hosts (host staging
+# in pieces, over tcp and ucx), and RMA (hetccl_rma.h) on HIP device memory over shm and tcp
+# (rma_device_check.cc).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 fake="$build/tests/fake_hip/libhetccl-fakehip.so"
@@ -43,6 +44,20 @@ check "all_reduce, 2 HIP ranks in the default domain" "stream pipeline" \
 check "all_reduce, HETCCL_DEVICE=auto finds the HIP GPU" "stream pipeline" \
   env HETCCL_DEVICE=auto HETCCL_CUDA_PLUGIN=/nonexistent/libhetccl-cuda.so "$run" -n 2 --domains 2 --timeout 140 -- \
   "$perf" all_reduce -G -b 8 -e 64K -f 64 -n 2 -w 1 -c 1
+# Ranks as separate hosts: host staging, large calls cut into 64 KiB pieces through 2 slots (many pieces
+# per call, slots reused within and across calls), over tcp and, where UCX is installed, ucx.
+transports=tcp
+[[ -n $(ldconfig -p 2>/dev/null | grep 'libucp\.so\.0') ]] && transports="tcp ucx"
+for t in $transports; do
+  for coll in "all_reduce" "broadcast -r 1" "reduce -r 2" "all_gather"; do
+    check "$coll, 3 HIP ranks on 3 hosts, staged in pieces, $t" "host staging" \
+      env HETCCL_DEVICE=hip HETCCL_TRANSPORT=$t UCX_TLS=tcp HETCCL_STAGED_PIECE_BYTES=64K HETCCL_STAGED_SLOTS=2 \
+      "$run" -n 3 --host-ids 3 --timeout 140 -- "$perf" $coll --device hip -b 8 -e 1M -f 16 -n 2 -w 1 -c 1
+  done
+done
+check "all_reduce int64 max, 2 HIP ranks on 2 hosts, staged whole (HETCCL_STAGED_PIECE_BYTES=0)" "host staging" \
+  env HETCCL_DEVICE=hip HETCCL_TRANSPORT=tcp HETCCL_STAGED_PIECE_BYTES=0 \
+  "$run" -n 2 --host-ids 2 --timeout 140 -- "$perf" all_reduce -d int64 -o max --device hip -b 8 -e 1M -f 16 -n 2 -w 1 -c 1
 rma="$build/tests/fake_hip/rma_device_check"
 if [[ -x $rma ]]; then  # RMA on HIP device memory: staged through pinned memory on both sides
   for t in shm tcp; do
