@@ -68,7 +68,8 @@ def main():
         sys.exit(f"unknown collective in --colls {a.colls}")
     dist.init_process_group(a.backend)
     r, n = dist.get_rank(), dist.get_world_size()
-    dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", r)))
+    # Local rank modulo the GPUs present: on one GPU every rank shares GPU 0 (Gloo only; NCCL refuses it).
+    dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", r)) % torch.cuda.device_count())
     torch.cuda.set_device(dev)
     for coll in colls:
         size = parse_bytes(a.min_bytes)

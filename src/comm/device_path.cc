@@ -75,10 +75,36 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
   char* const host = static_cast<char*>(staging_);
   auto slot = [&](size_t k) { return host + (k % slots) * slotBytes; };
 
-  std::lock_guard<std::mutex> lock(mu_);
+  // The pieces go to the progress thread before their stream operations are queued: a runtime whose
+  // stream queue is full blocks the launching call until the stream moves on, and the stream moves on
+  // only when the progress thread has run the pieces it waits for. (nextSeq_ is written only here, by
+  // the one calling thread; the lock is for the progress thread and drain().)
   const uint64_t first = nextSeq_ + 1;
-  // Everything below only queues work on the stream. If queuing fails half-way, the stream may hold a
-  // wait this path will never satisfy: the communicator is then failed and the error returned.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      Work w;
+      w.ops = pieces[k].plan.translate(pieces[k].ops, slot(k));
+      w.seq = first + k;
+      queue_.push_back(std::move(w));
+    }
+    nextSeq_ = first + pieces.size() - 1;
+  }
+  cv_.notify_all();
+  try {
+    queueOnStream(pieces, stream, first, host, slotBytes, slots);
+  } catch (...) {
+    // The stream may now hold a wait nobody satisfies, and pieces whose inputs never come: they are
+    // released unrun (the communicator is failed by the caller and reports the error).
+    cancelledFrom_.store(first);
+    throw;
+  }
+}
+
+// Everything here only queues work on the stream.
+void DevicePath::queueOnStream(const std::vector<StagedPiece>& pieces, void* stream, uint64_t first, char* host,
+                               size_t slotBytes, size_t slots) {
+  auto slot = [&](size_t k) { return host + (k % slots) * slotBytes; };
   // The previous group's outputs are copied out of staging (on whatever stream it ran) before this
   // group's inputs are copied in.
   check(gpu_.streamWaitFlag(stream, drainedFlag(flags_), first - 1, 0), "streamWaitFlag(previous group copied out)");  // wait:drained
@@ -101,14 +127,6 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
   }
   for (size_t k = pieces.size() + 1 - std::min(pieces.size(), slots); k < pieces.size(); ++k) copyOut(k);
   check(gpu_.streamWriteFlag(stream, drainedFlag(flags_), first + pieces.size() - 1, 0), "streamWriteFlag(copied out)");
-  for (size_t k = 0; k < pieces.size(); ++k) {
-    Work w;
-    w.ops = pieces[k].plan.translate(pieces[k].ops, slot(k));
-    w.seq = first + k;
-    queue_.push_back(std::move(w));
-  }
-  nextSeq_ = first + pieces.size() - 1;
-  cv_.notify_all();
 }
 
 std::string DevicePath::describe() const {
@@ -151,6 +169,7 @@ bool DevicePath::waitReady(uint64_t seq) {
   unsigned spins = 0;
   while (static_cast<int64_t>(__atomic_load_n(readyFlag(flags_), __ATOMIC_ACQUIRE) - seq) < 0) {
     if (abortFlag_ && abortFlag_->load()) return false;
+    if (seq >= cancelledFrom_.load()) return false;  // its stream operations were never all queued
     if (deadline.expired())
       throw TimeoutError(-1, "", concat("rank ", rank_, ": the stream of a device collective did not reach it within ",
                                         "HETCCL_TIMEOUT"));

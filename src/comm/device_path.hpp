@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "algo/coll_op.hpp"
+#include "comm/staged_pieces.hpp"
 #include "device/base/gpu_plugin.h"
 
 namespace hetccl {
@@ -73,6 +74,8 @@ class DevicePath {
     uint64_t seq = 0;
   };
   void worker();
+  void queueOnStream(const std::vector<StagedPiece>& pieces, void* stream, uint64_t first, char* host, size_t slotBytes,
+                     size_t slots);
   /// Waits (polling pinned memory, no CUDA call) until the stream has staged the inputs of `seq`.
   bool waitReady(uint64_t seq);
   void release(uint64_t seq);        // doneFlag = seq: the user stream copies the outputs back
@@ -96,6 +99,7 @@ class DevicePath {
   std::condition_variable cv_;
   std::deque<Work> queue_;
   uint64_t nextSeq_ = 0, doneSeq_ = 0;
+  std::atomic<uint64_t> cancelledFrom_{UINT64_MAX};  // pieces from this seq on are released unrun
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -124,12 +124,27 @@ class Device {
   }
 
   Stream* stream(void* s) { return s ? static_cast<Stream*>(s) : &legacy_; }
-  void push(void* s, Op op) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      pushLocked(stream(s), std::move(op));
+  /// Queues `op`; with a queue limit (setStreamQueueLimit) it first blocks while the stream holds that
+  /// many operations, as a real runtime blocks a launch into a full stream queue. Returns HETCCL_GPU_OK, or
+  /// an error after 10 s blocked (a caller that waits for its own queued work would deadlock on a GPU).
+  int push(void* s, Op op) {
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        Stream* st = stream(s);
+        const size_t limit = queueLimit.load();
+        if (limit == 0 || st->capture || st->ops.size() < limit) {
+          pushLocked(st, std::move(op));
+          break;
+        }
+      }
+      if (std::chrono::steady_clock::now() > giveUp)
+        return failWith("sim gpu: the stream's queue stayed full for 10 s (the work it waits for is never queued?)");
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     cv_.notify_all();
+    return HETCCL_GPU_OK;
   }
   /// Queues a host op (never into a capture: a replay would run the same closure again).
   void pushHost(void* s, std::shared_ptr<HostOp> host) {
@@ -354,6 +369,7 @@ class Device {
   }
 
   std::atomic<int> failMemcpyIn{0};
+  std::atomic<size_t> queueLimit{0};  // operations a stream holds before a launch blocks (0: unbounded)
   std::mutex memMu;
   std::map<uintptr_t, size_t> deviceRanges;
 

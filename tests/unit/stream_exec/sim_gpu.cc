@@ -89,16 +89,14 @@ int memcpyAsync(void* dst, const void* src, size_t bytes, void* s) {
   op.dst = dst;
   op.src = src;
   op.n = bytes;
-  dev().push(s, op);
-  return HETCCL_GPU_OK;
+  return dev().push(s, op);
 }
 int memsetAsync(void* dst, int v, size_t bytes, void* s) {
   Op op{Op::Set};
   op.dst = dst;
   op.value = static_cast<unsigned char>(v);
   op.n = bytes;
-  dev().push(s, op);
-  return HETCCL_GPU_OK;
+  return dev().push(s, op);
 }
 int memcpySync(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); return HETCCL_GPU_OK; }
 int memsetSync(void* dst, int v, size_t bytes) { std::memset(dst, v, bytes); return HETCCL_GPU_OK; }
@@ -109,8 +107,7 @@ int flagOp(Op::Kind kind, void* s, const uint64_t* flag, uint64_t value) {
   op.src = flag;
   op.dst = const_cast<uint64_t*>(flag);
   op.value = value;
-  dev().push(s, op);
-  return HETCCL_GPU_OK;
+  return dev().push(s, op);
 }
 int streamWaitFlag(void* s, const uint64_t* flag, uint64_t value, unsigned) { return flagOp(Op::WaitFlag, s, flag, value); }
 int streamWriteFlag(void* s, uint64_t* flag, uint64_t value, unsigned) { return flagOp(Op::WriteFlag, s, flag, value); }
@@ -125,8 +122,7 @@ int kernel(Op::Kind kind, void* dst, const void* src, size_t count, int type, vo
   op.n = count;
   op.type = type;
   extra(op);
-  dev().push(s, op);
-  return HETCCL_GPU_OK;
+  return dev().push(s, op);
 }
 int reduce(void* dst, const void* src, size_t count, int type, int redop, void* s) {
   return kernel(Op::Reduce, dst, src, count, type, s, [&](Op& op) { op.op = redop; });
@@ -149,8 +145,7 @@ int streamOps(void* s, const hetcclGpuStreamOp_t* ops, unsigned count) {
       return failWith("streamOps: bad operation");
     op.batch.push_back(b);
   }
-  dev().push(s, std::move(op));
-  return HETCCL_GPU_OK;
+  return dev().push(s, std::move(op));
 }
 int streamCaptureInfo(void* s, int* capturing, uint64_t* id) {
   *capturing = dev().capturing(s, id) ? 1 : 0;
@@ -193,6 +188,7 @@ bool waitIdle(std::chrono::milliseconds bound) {
 }
 
 void failMemcpyAfter(int n) { dev().failMemcpyIn.store(n); }
+void setStreamQueueLimit(size_t n) { dev().queueLimit.store(n); }
 
 void enqueueHostOp(void* stream, std::function<bool()> ready, std::function<void()> run,
                    std::function<std::string()> describe) {

@@ -41,6 +41,9 @@ bool waitIdle(std::chrono::milliseconds bound);
 
 /// Makes the `n`-th following memcpyAsync call fail (n >= 1); 0 disables.
 void failMemcpyAfter(int n);
+/// From now on a call that queues an operation on a stream already holding `n` blocks until the device
+/// has run some (as CUDA blocks a launch into a full queue), failing after 10 s; 0 (the default): no limit.
+void setStreamQueueLimit(size_t n);
 
 /// Work of a host-side model of a device library (the simulated vendor collectives, sim_vendor.hpp) queued
 /// on `stream`: `run` executes on the device thread once every earlier operation of the stream is done and

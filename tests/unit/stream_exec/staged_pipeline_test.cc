@@ -4,7 +4,8 @@
 // stream, nothing drained between calls. The host engine is modelled by a runner that sums the group over
 // three identical ranks (out = 3 * in, exact in int32) then takes a random while. A piece copied in late or out
 // early, a slot reused before its outputs were copied back, or a call starting before the previous call
-// on the other stream was copied out, gives wrong elements.
+// on the other stream was copied out, gives wrong elements; pieces handed to the progress thread only
+// after their stream operations were queued deadlock on a runtime whose full stream queue blocks launches.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -129,6 +130,18 @@ TEST_F(StagedPipelineTest, MorePiecesInFlightThanSlotsWithTwoSlots) {
   ScopedEnv slots{"HETCCL_STAGED_SLOTS", "2"};
   Runner runner;
   EXPECT_EQ(runCalls(algo::CollKind::AllReduce, kCount, 8, false, runner), "");
+}
+
+// A real runtime blocks a launch into a full stream queue until the stream moves on; the stream moves on
+// only once the progress thread ran the pieces it waits for, so those must be handed over before their
+// stream operations are queued (else: deadlock, here an error after 10 s).
+TEST_F(StagedPipelineTest, ALaunchBlockedOnAFullStreamQueueDoesNotDeadlock) {
+  struct Limit {
+    Limit() { test::sim::setStreamQueueLimit(6); }
+    ~Limit() { test::sim::setStreamQueueLimit(0); }
+  } limit;
+  Runner runner;
+  EXPECT_EQ(runCalls(algo::CollKind::AllReduce, kCount, 4, false, runner), "");
 }
 
 TEST_F(StagedPipelineTest, PieceBytesZeroStagesEachCallWhole) {

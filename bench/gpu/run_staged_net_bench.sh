@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# GPU ranks on different "hosts" (HETCCL_HOST_ID): device buffers through host staging over tcp and ucx,
+# today's whole-call staging (HETCCL_STAGED_PIECE_BYTES=0) against staging in pieces, and Gloo on CUDA
+# tensors, all in one run. One GPU is enough: two ranks on GPU 0 in two domains as two hosts, over
+# loopback (UCX_TLS=tcp, as between hosts). Run from the repository root on the device machine:
+#
+#   OUT=$OUT BUILD=.dev/build UCX_DIR=.dev/ucx bash bench/gpu/run_staged_net_bench.sh
+#
+#   BUILD    a hetccl build with the CUDA plugin (tools/hetccl-run, tools/hetccl-perf, libhetccl*.so)
+#   UCX_DIR  optional: lib/ with libucp.so.0 and what it needs (where the machine has no UCX)
+#   SIZES    hetccl-perf -b/-e (default 1M..256M, x4); ITERS/WARMUP (default 10/3); PIECES (piece sizes
+#            besides the default, default "1M 16M")
+# Each rank's result is checked exactly (-c 1). Raw outputs in $OUT/raw, machine info in $OUT/machine.txt.
+set -u -o pipefail
+OUT=${OUT:-./out}
+BUILD=${BUILD:-build}
+ITERS=${ITERS:-10}
+WARMUP=${WARMUP:-3}
+PIECES=${PIECES:-"1M 16M"}
+MIN=${MIN:-1M}
+MAX=${MAX:-256M}
+HERE=$(cd "$(dirname "$0")" && pwd)
+RAW=$OUT/raw
+mkdir -p "$RAW"
+export NCCL_NVLS_ENABLE=0 HETCCL_DEVICE=cuda HETCCL_TIMEOUT=120
+[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$(cd "$BUILD" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+UCX_LIB=""
+if [ -n "${UCX_DIR:-}" ] && [ -e "$UCX_DIR/lib/libucp.so.0" ]; then
+  export LD_LIBRARY_PATH=$(cd "$UCX_DIR/lib" && pwd):$LD_LIBRARY_PATH
+  UCX_LIB=$(cd "$UCX_DIR/lib" && pwd)/libucp.so.0
+fi
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"; echo "host: $(hostname)"
+  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1) ($(nproc) cores)"
+  nvidia-smi -L; echo "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+  python3 -c 'import torch; print("torch:", torch.__version__, "cuda", torch.version.cuda)' 2>&1
+  echo "ucx: ${UCX_LIB:-none}"; echo "hetccl: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+} >"$OUT/machine.txt" 2>&1
+printf 'name\trc\tseconds\tcommand\n' >"$OUT/steps.tsv"
+run() {  # run NAME LIMIT VAR=VALUE... COMMAND...
+  local name=$1 limit=$2 start rc; shift 2
+  start=$(date +%s)
+  timeout -k 10 "$limit" env "$@" >"$RAW/$name.txt" 2>&1; rc=$?
+  printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - start))" "$*" >>"$OUT/steps.tsv"
+  echo "== $name rc=$rc"; grep -E "^ +[0-9]+ " "$RAW/$name.txt" | tail -6
+}
+perf() {  # perf NAME VAR=VALUE...
+  local name=$1; shift
+  run "$name" 150 "$@" "$BUILD/tools/hetccl-run" -n 2 --domains 2 --host-ids 2 --timeout 140 -- \
+    "$BUILD/tools/hetccl-perf" all_reduce -G -b "$MIN" -e "$MAX" -f 4 -n "$ITERS" -w "$WARMUP" -c 1
+}
+
+for rep in 1 2; do
+  perf "tcp_whole_r$rep" HETCCL_UCX=off HETCCL_STAGED_PIECE_BYTES=0
+  perf "tcp_pieces_r$rep" HETCCL_UCX=off
+  if [ -n "$UCX_LIB" ]; then
+    perf "ucx_whole_r$rep" HETCCL_UCX=on HETCCL_UCX_LIB="$UCX_LIB" UCX_TLS=tcp HETCCL_STAGED_PIECE_BYTES=0
+    perf "ucx_pieces_r$rep" HETCCL_UCX=on HETCCL_UCX_LIB="$UCX_LIB" UCX_TLS=tcp
+  fi
+done
+for p in $PIECES; do perf "tcp_pieces_$p" HETCCL_UCX=off HETCCL_STAGED_PIECE_BYTES="$p"; done
+run gloo_cuda 200 torchrun --standalone --nproc_per_node=2 "$HERE/torch_colls.py" --backend gloo --colls all_reduce \
+  -b "$MIN" -e "$MAX" -f 4 -n "$ITERS" -w "$WARMUP"
+# The device tool returns few files: one archive of the raw outputs.
+tar czf "$OUT/raw.tgz" -C "$OUT" raw && rm -rf "$RAW"
