@@ -105,13 +105,18 @@ normal() {
 }
 
 asan() {
-  # UCX_MEM_EVENTS=no: with UCX's memory-event hooks installed, LeakSanitizer's exit-time check crashed
-  # now and then ("Tracer caught signal 11" in a ucx rank: 11 of 210 five-rank ucx jobs under load, 0 of
-  # 150 without the hooks); host memory over tcp needs no registration cache (see the tsan stage).
+  # Processes that load UCX run without LeakSanitizer's exit-time check (ASan and UBSan stay on): that
+  # check crashed in them now and then ("Tracer caught signal 11", LeakSanitizer's own thread, in a ucx rank
+  # at exit: mp_ucx_n5_2p1p2 and mp_ucx_stamp_allreduce_vs_reduce in two CI runs of 2026-11-25; also with
+  # UCX_MEM_EVENTS=no, which made it rarer: 11 of 210 five-rank ucx jobs under load without, 0 of 150
+  # with). So leaks in code that only ucx runs (src/transport/ucx) are not checked here.
+  local ucx='(ucx|Ucx|UCX)'
   UCX_MEM_EVENTS=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp" \
-    run_suite build-asan -- -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    run_suite build-asan -E "$ucx" -- -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DHETCCL_SANITIZE=address,undefined -DHETCCL_BUILD_CUDA=OFF
+  UCX_MEM_EVENTS=no ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    run_ctest build-asan --output-on-failure -j "$jobs" --timeout 300 -R "$ucx"
 }
 
 tsan() {

@@ -8,15 +8,16 @@
 #
 #   BUILD    a hetccl build with the CUDA plugin (tools/hetccl-run, tools/hetccl-perf, libhetccl*.so)
 #   UCX_DIR  optional: lib/ with libucp.so.0 and what it needs (where the machine has no UCX)
-#   SIZES    hetccl-perf -b/-e (default 1M..256M, x4); ITERS/WARMUP (default 10/3); PIECES (piece sizes
-#            besides the default, default "1M 16M")
+#   MIN/MAX  hetccl-perf -b/-e (default 1M..256M, x4); ITERS/WARMUP (default 10/3); REPS (default 2)
+#   PIECES   piece sizes run besides the default, tcp only (default "4M 64M")
 # Each rank's result is checked exactly (-c 1). Raw outputs in $OUT/raw, machine info in $OUT/machine.txt.
 set -u -o pipefail
 OUT=${OUT:-./out}
 BUILD=${BUILD:-build}
 ITERS=${ITERS:-10}
 WARMUP=${WARMUP:-3}
-PIECES=${PIECES:-"1M 16M"}
+PIECES=${PIECES:-"4M 64M"}
+REPS=${REPS:-2}
 MIN=${MIN:-1M}
 MAX=${MAX:-256M}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -51,7 +52,7 @@ perf() {  # perf NAME VAR=VALUE...
     "$BUILD/tools/hetccl-perf" all_reduce -G -b "$MIN" -e "$MAX" -f 4 -n "$ITERS" -w "$WARMUP" -c 1
 }
 
-for rep in 1 2; do
+for rep in $(seq 1 "$REPS"); do
   perf "tcp_whole_r$rep" HETCCL_UCX=off HETCCL_STAGED_PIECE_BYTES=0
   perf "tcp_pieces_r$rep" HETCCL_UCX=off
   if [ -n "$UCX_LIB" ]; then

@@ -65,7 +65,7 @@ constexpr std::array kVariables{
               "stream pipeline, two ranks: all-reduce up to this size as one exchange + local reduce (fewer hops)"},
     ConfigVar{"HETCCL_HIER_CHUNK_BYTES", "", "8M",
               "hierarchical collectives with the vendor library inside domains: pipeline chunk (a vendor call per phase and chunk)"},
-    ConfigVar{"HETCCL_STAGED_PIECE_BYTES", "", "4M",
+    ConfigVar{"HETCCL_STAGED_PIECE_BYTES", "", "16M",
               "host staging of device buffers (several hosts, GPU and CPU ranks mixed, HETCCL_GPU_EXEC=staged): a large all-reduce/broadcast/reduce is cut into pieces of this size whose device copies overlap the network exchange (0: every call staged whole, unpipelined)"},
     ConfigVar{"HETCCL_STAGED_SLOTS", "", "4", "host staging: pieces staged at once (pinned slots), 2..64"},
     ConfigVar{"HETCCL_GPU_SLOTS", "", "8", "slots per pinned shared-memory ring of the stream pipeline (one ring per peer and direction)"},
