@@ -68,12 +68,10 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
                               "cannot be captured into a CUDA graph; call them outside the capture, or use the ",
                               "stream pipeline (GPU ranks of one host) or a single vendor domain"));
   std::vector<StagedPiece> pieces = cutIntoPieces(ops, rank_, nranks_, pieceBytes_);
-  size_t slotBytes = 256;
-  for (const StagedPiece& p : pieces) slotBytes = std::max(slotBytes, (p.plan.hostBytes + 255) / 256 * 256);
-  const size_t slots = std::min(pieces.size(), slots_);
-  ensureStaging(slotBytes * slots);  // before any stream waits (see header)
-  char* const host = static_cast<char*>(staging_);
-  auto slot = [&](size_t k) { return host + (k % slots) * slotBytes; };
+  Slots slots{nullptr, 256, std::min(pieces.size(), slots_)};
+  for (const StagedPiece& p : pieces) slots.bytes = std::max(slots.bytes, (p.plan.hostBytes + 255) / 256 * 256);
+  ensureStaging(slots.bytes * slots.count);  // before any stream waits (see header)
+  slots.base = static_cast<char*>(staging_);
 
   // The pieces go to the progress thread before their stream operations are queued: a runtime whose
   // stream queue is full blocks the launching call until the stream moves on, and the stream moves on
@@ -84,7 +82,7 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t k = 0; k < pieces.size(); ++k) {
       Work w;
-      w.ops = pieces[k].plan.translate(pieces[k].ops, slot(k));
+      w.ops = pieces[k].plan.translate(pieces[k].ops, slots.at(k));
       w.seq = first + k;
       queue_.push_back(std::move(w));
     }
@@ -92,7 +90,7 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
   }
   cv_.notify_all();
   try {
-    queueOnStream(pieces, stream, first, host, slotBytes, slots);
+    queueOnStream(pieces, slots, stream, first);
   } catch (...) {
     // The stream may now hold a wait nobody satisfies, and pieces whose inputs never come: they are
     // released unrun (the communicator is failed by the caller and reports the error).
@@ -102,9 +100,7 @@ void DevicePath::enqueue(std::vector<algo::CollOp> ops, void* stream) {
 }
 
 // Everything here only queues work on the stream.
-void DevicePath::queueOnStream(const std::vector<StagedPiece>& pieces, void* stream, uint64_t first, char* host,
-                               size_t slotBytes, size_t slots) {
-  auto slot = [&](size_t k) { return host + (k % slots) * slotBytes; };
+void DevicePath::queueOnStream(const std::vector<StagedPiece>& pieces, const Slots& slots, void* stream, uint64_t first) {
   // The previous group's outputs are copied out of staging (on whatever stream it ran) before this
   // group's inputs are copied in.
   check(gpu_.streamWaitFlag(stream, drainedFlag(flags_), first - 1, 0), "streamWaitFlag(previous group copied out)");  // wait:drained
@@ -112,20 +108,21 @@ void DevicePath::queueOnStream(const std::vector<StagedPiece>& pieces, void* str
     check(gpu_.streamWaitFlag(stream, doneFlag(flags_), first + k, 0), "streamWaitFlag(exchange done)");  // wait:done
     for (const auto& r : pieces[k].plan.regions)
       if (r.copyOut)
-        check(gpu_.memcpyAsync(reinterpret_cast<void*>(r.device), slot(k) + r.hostOffset, r.bytes, stream),
+        check(gpu_.memcpyAsync(reinterpret_cast<void*>(r.device), slots.at(k) + r.hostOffset, r.bytes, stream),
               "memcpyAsync(staging to device)");
   };
-  // Piece k goes into slot k % slots; its inputs are queued after the outputs of piece k - slots (the
+  // Piece k goes into slot k % count; its inputs are queued after the outputs of piece k - count (the
   // slot's previous piece) were queued out, so stream order alone keeps a slot's pieces apart, while up
-  // to `slots` pieces are staged ahead of the host engine.
+  // to `count` pieces are staged ahead of the host engine.
   for (size_t k = 0; k < pieces.size(); ++k) {
     for (const auto& r : pieces[k].plan.regions)
       if (r.copyIn)
-        check(gpu_.memcpyAsync(slot(k) + r.hostOffset, r.copyInFrom(), r.bytes, stream), "memcpyAsync(device to staging)");
+        check(gpu_.memcpyAsync(slots.at(k) + r.hostOffset, r.copyInFrom(), r.bytes, stream),
+              "memcpyAsync(device to staging)");
     check(gpu_.streamWriteFlag(stream, readyFlag(flags_), first + k, 0), "streamWriteFlag(inputs staged)");
-    if (k + 1 >= slots) copyOut(k + 1 - slots);
+    if (k + 1 >= slots.count) copyOut(k + 1 - slots.count);
   }
-  for (size_t k = pieces.size() + 1 - std::min(pieces.size(), slots); k < pieces.size(); ++k) copyOut(k);
+  for (size_t k = pieces.size() + 1 - slots.count; k < pieces.size(); ++k) copyOut(k);  // count <= pieces
   check(gpu_.streamWriteFlag(stream, drainedFlag(flags_), first + pieces.size() - 1, 0), "streamWriteFlag(copied out)");
 }
 

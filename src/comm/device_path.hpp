@@ -74,8 +74,13 @@ class DevicePath {
     uint64_t seq = 0;
   };
   void worker();
-  void queueOnStream(const std::vector<StagedPiece>& pieces, void* stream, uint64_t first, char* host, size_t slotBytes,
-                     size_t slots);
+  /// A call's staging: `count` slots of `bytes` each from `base`; piece k uses slot k % count.
+  struct Slots {
+    char* base;
+    size_t bytes, count;
+    char* at(size_t k) const { return base + (k % count) * bytes; }
+  };
+  void queueOnStream(const std::vector<StagedPiece>& pieces, const Slots& slots, void* stream, uint64_t first);
   /// Waits (polling pinned memory, no CUDA call) until the stream has staged the inputs of `seq`.
   bool waitReady(uint64_t seq);
   void release(uint64_t seq);        // doneFlag = seq: the user stream copies the outputs back

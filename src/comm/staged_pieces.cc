@@ -21,10 +21,11 @@ bool stagesInPlace(const CollOp& op, size_t bytes) {
   return s + bytes <= r || r + bytes <= s;
 }
 
-StagedPiece stage(CollOp op, int rank, int nranks, bool pipelined) {
+/// One piece of a pipelined group: `op` staged, in place where stagesInPlace() allows.
+StagedPiece stage(CollOp op, int rank, int nranks) {
   const size_t bytes = op.count * dataTypeSize(op.type);
   const void* input = op.sendbuff;
-  const bool inPlace = pipelined && stagesInPlace(op, bytes);
+  const bool inPlace = stagesInPlace(op, bytes);
   if (inPlace) op.sendbuff = op.recvbuff;
   StagedPiece p{{op}, StagingPlan::build({&op, 1}, rank, nranks)};
   if (inPlace)
@@ -44,7 +45,7 @@ std::vector<StagedPiece> cutIntoPieces(std::span<const CollOp> ops, int rank, in
   const CollOp& op = ops[0];
   const size_t es = dataTypeSize(op.type);
   if (!cuttable(op.kind) || op.count * es <= pieceBytes) {
-    pieces.push_back(stage(op, rank, nranks, true));
+    pieces.push_back(stage(op, rank, nranks));
     return pieces;
   }
   const size_t per = std::max<size_t>(1, pieceBytes / es);
@@ -54,7 +55,7 @@ std::vector<StagedPiece> cutIntoPieces(std::span<const CollOp> ops, int rank, in
     const size_t at = first * es;
     if (part.sendbuff) part.sendbuff = static_cast<const char*>(op.sendbuff) + at;
     if (part.recvbuff) part.recvbuff = static_cast<char*>(op.recvbuff) + at;
-    pieces.push_back(stage(std::move(part), rank, nranks, true));
+    pieces.push_back(stage(std::move(part), rank, nranks));
   }
   return pieces;
 }
