@@ -5,8 +5,10 @@
 
 namespace hetccl::run {
 
-/// 127.0.0.1 with a port the kernel just handed out: binds port 0, reads the port, closes. Another
-/// process could take the port before rank 0 binds it; the window is short. Throws SystemError.
+/// 127.0.0.1 with a port that was free a moment ago: a random port below the kernel's ephemeral range
+/// (net.ipv4.ip_local_port_range), which no bind(0) or outgoing connection of another process can take
+/// before rank 0 binds it; if 64 tries find none free, one the kernel hands out (bind to port 0). The probe
+/// binds, reads the port, closes. Throws SystemError.
 net::SocketAddress freeLoopbackAddress();
 
 }  // namespace hetccl::run
