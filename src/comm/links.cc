@@ -6,6 +6,7 @@
 
 #include "core/config.hpp"
 #include "core/log.hpp"
+#include "net/rdma_devices.hpp"
 #include "transport/shm/shm_transport.hpp"
 #include "transport/tcp/tcp_transport.hpp"
 #include "transport/ucx/ucx_transport.hpp"
@@ -30,8 +31,9 @@ uint64_t connectionToken(uint64_t nonceFrom, uint64_t nonceTo, int from, int to)
 // What a rank says about the ucx transport (Published::ucx): usable here, and whether HETCCL_UCX lets
 // auto pick it / insists on it.
 constexpr uint8_t kUcxUsable = 1;    ///< libucp loaded and a UCP context was created in this process
-constexpr uint8_t kUcxAllowed = 2;   ///< HETCCL_UCX is auto or on
+constexpr uint8_t kUcxAllowed = 2;   ///< HETCCL_UCX=on, or auto on a host with an RDMA device
 constexpr uint8_t kUcxRequired = 4;  ///< HETCCL_UCX=on
+constexpr uint8_t kRdmaDevice = 8;   ///< this host lists an RDMA device (net/rdma_devices.hpp)
 
 /// The transport of the link self -> peer. Symmetric in (self, peer) when both have the same setting,
 /// because it only looks at what both published (host ids, ucx flags): both ends of a link agree.
@@ -92,26 +94,50 @@ void checkSameTransport(const std::vector<Published>& table, const std::vector<P
                                   "at INFO); use tcp"));
       }
       const bool remote = peers[p].hostId != peers[q].hostId;
-      if (fromP == kTcp && remote && a == "auto" && ((table[p].ucx | table[q].ucx) & kUcxRequired))
-        throw InvalidUsage(concat("HETCCL_UCX=on but ranks ", p, " and ", q, " cannot both use ucx (rank ",
-                                  (table[p].ucx & kUcxUsable) ? q : p, " has HETCCL_UCX=off or no usable UCX)"));
+      if (fromP == kTcp && remote && a == "auto" && ((table[p].ucx | table[q].ucx) & kUcxRequired)) {
+        const int other = (table[p].ucx & kUcxRequired) ? q : p;
+        throw InvalidUsage(concat("HETCCL_UCX=on but ranks ", p, " and ", q, " cannot both use ucx (rank ", other, " has ",
+                                  !(table[other].ucx & kUcxAllowed) ? "HETCCL_UCX=off, or auto on a host without an RDMA device"
+                                                                     : "no usable UCX", ")"));
+      }
     }
   }
 }
 
 /// This rank's kUcx* flags: whether UCX is usable here (tried only when some link might use it) and
 /// what HETCCL_UCX says. HETCCL_UCX=on is about links between hosts: a communicator without any (e.g. a
-/// split into one host's ranks, or one rank) requires nothing.
+/// split into one host's ranks, or one rank) requires nothing. Under auto, a host without an RDMA device
+/// does not allow ucx (UCX would run over tcp, slower than the tcp transport) and does not load it.
 uint8_t ucxFlags(const std::string& forced, bool remotePeer) {
   const std::string mode = config().str("HETCCL_UCX");
   if (mode != "auto" && mode != "on" && mode != "off")
     throw InvalidArgument(concat("HETCCL_UCX=", mode, " (expected auto, on or off)"));
   uint8_t flags = 0;
-  if (mode != "off") flags |= kUcxAllowed;
+  if (remotePeer && !net::rdmaDevices().empty()) flags |= kRdmaDevice;
+  if (mode == "on" || (mode == "auto" && (flags & kRdmaDevice))) flags |= kUcxAllowed;
   if (mode == "on" && remotePeer) flags |= kUcxRequired;
-  const bool wanted = forced == "ucx" || ((forced.empty() || forced == "auto") && remotePeer && mode != "off");
+  const bool wanted = forced == "ucx" || ((forced.empty() || forced == "auto") && remotePeer && (flags & kUcxAllowed));
   if (wanted && transport::ucxUnavailableReason().empty()) flags |= kUcxUsable;
   return flags;
+}
+
+/// Why some link of `self` to another host is not ucx under auto ("; ..."), or "" when all are.
+std::string whyNotUcx(const std::vector<Published>& table, const std::vector<PeerInfo>& peers, int self) {
+  const uint8_t mine = table[self].ucx;
+  if (!(mine & kUcxAllowed)) {
+    if (config().str("HETCCL_UCX") == "off") return "";
+    return concat("; no RDMA device on this host (", config().str("HETCCL_RDMA_SYSFS"),
+                  " lists none): UCX would run over tcp, slower than the tcp transport; HETCCL_UCX=on uses it anyway");
+  }
+  if (!(mine & kUcxUsable)) return concat("; ucx unavailable here: ", transport::ucxUnavailableReason());
+  for (size_t p = 0; p < table.size(); ++p) {
+    if (static_cast<int>(p) == self || peers[p].hostId == peers[self].hostId) continue;
+    if (!(table[p].ucx & kUcxAllowed) && (table[p].ucx & kUcxRequired) == 0)
+      return concat("; rank ", p, " (host ", peers[p].hostId, ") ",
+                    (table[p].ucx & kRdmaDevice) ? "has HETCCL_UCX=off" : "has no RDMA device", ": tcp to it");
+    if (!(table[p].ucx & kUcxUsable)) return concat("; rank ", p, " (host ", peers[p].hostId, ") has no usable UCX: tcp to it");
+  }
+  return "";
 }
 
 }  // namespace
@@ -162,12 +188,9 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
     choice_[p] = chooseTransport(forced, self, peers[p], mine.ucx, table[p].ucx);
     usesUcx = usesUcx || choice_[p] == kUcx;
   }
-  if (remotePeer && (forced.empty() || forced == "auto")) {
-    const std::string why = (mine.ucx & kUcxUsable) ? std::string() : transport::ucxUnavailableReason();
-    HETCCL_INFO(log::kInit, "rank ", rank_, ": links to other hosts: ",
-                usesUcx ? "ucx (HETCCL_UCX=" : "tcp (HETCCL_UCX=", config().str("HETCCL_UCX"),
-                why.empty() ? "" : concat("; ucx unavailable here: ", why), ")");
-  }
+  if (remotePeer && (forced.empty() || forced == "auto"))
+    HETCCL_INFO(log::kInit, "rank ", rank_, ": links to other hosts: ", usesUcx ? "ucx" : "tcp", " (HETCCL_UCX=",
+                config().str("HETCCL_UCX"), whyNotUcx(table, peers, rank_), ")");
 
   send_.resize(n);
   recv_.resize(n);

@@ -18,6 +18,7 @@
 #include "core/config.hpp"
 #include "device/loader.hpp"
 #include "hetccl-info/torch_check.hpp"
+#include "net/rdma_devices.hpp"
 #include "net/socket.hpp"
 #include "rma/rma_service.hpp"
 #include "transport/ucx/ucx_transport.hpp"
@@ -60,6 +61,14 @@ void printSelf() {
   std::printf("transports    shm (same host id), ucx or tcp (different host ids); HETCCL_TRANSPORT=%s, HETCCL_UCX=%s\n",
               hetccl::config().str("HETCCL_TRANSPORT").c_str(), hetccl::config().str("HETCCL_UCX").c_str());
   std::printf("ucx           %s\n", hetccl::transport::ucxDescription().c_str());
+  {
+    const std::vector<std::string> rdma = hetccl::net::rdmaDevices();
+    std::string names;
+    for (const std::string& d : rdma) names += (names.empty() ? "" : ", ") + d;
+    std::printf("rdma devices  %s (%s)%s\n", rdma.empty() ? "none" : names.c_str(),
+                hetccl::config().str("HETCCL_RDMA_SYSFS").c_str(),
+                rdma.empty() ? "; HETCCL_UCX=auto keeps tcp between hosts" : "");
+  }
   for (hetccl::DeviceKind kind : {hetccl::DeviceKind::Cuda, hetccl::DeviceKind::Hip}) {
     const auto* gpu = hetccl::device::loadGpuPlugin(kind);
     std::string state = gpu ? std::string("loaded") : "unavailable: " + hetccl::device::gpuPluginUnavailableReason(kind);
