@@ -5,7 +5,8 @@ bridge, eth0 = 10.99.0.<rank+1>/24 in each rank's namespace), float32 sum, compa
   hetccl ucx   hetccl-perf, HETCCL_UCX=on UCX_TLS=tcp HETCCL_NET_DEVICES=eth0 (UCX's tcp over eth0)
   MPI          bench/mpi_allreduce under Open MPI's mpirun, started in rank 0's namespace; its rsh agent
                (a generated script) runs `ip netns exec <namespace of the host> sh -c '<orted command>'`;
-               --mca btl tcp,self, btl/oob_tcp_if_include eth0
+               --mca pml ob1, btl tcp,self, btl/oob_tcp_if_include eth0
+  MPI ucx      the same with Open MPI's UCX pml: --mca pml ucx, UCX_TLS=tcp,self, UCX_NET_DEVICES=eth0
   Gloo         bench/gloo_allreduce --hostname 10.99.0.<rank+1>, FileStore in a shared temporary directory
 with run_cpu_allreduce.sh's programs, sweep flags, exact check and summarizer. The veth pairs between
 namespaces of one machine are memory copies in the kernel, not a NIC: the numbers measure each library's
@@ -20,7 +21,7 @@ it, so that a run disturbed by other jobs on the machine can be told apart).
 
 usage: run_netns_allreduce.py [--nranks 2] [--runs 3] [--iters 20] [--warmup 5] [--min-bytes 1K]
                               [--max-bytes 64M] [--factor 2] [--rate 10gbit] [--build DIR] [--no-build]
-                              [--programs hetccl_tcp,hetccl_ucx,mpi,gloo] [--timeout 600]
+                              [--programs hetccl_tcp,hetccl_ucx,mpi,mpi_ucx,gloo] [--timeout 600]
 Root only. Exit status: 0 passed, 1 a run failed or a check found wrong elements, 77 network namespaces
 are unavailable (skipped).
 """
@@ -45,7 +46,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "netns"))
 import netns  # noqa: E402
 
-PROGRAMS = {"hetccl_tcp": "hetccl tcp", "hetccl_ucx": "hetccl ucx", "mpi": "Open MPI", "gloo": "Gloo"}
+PROGRAMS = {"hetccl_tcp": "hetccl tcp", "hetccl_ucx": "hetccl ucx", "mpi": "Open MPI", "mpi_ucx": "Open MPI ucx",
+            "gloo": "Gloo"}
 CLEAN_PREFIXES = ("HETCCL_", "NCCL_", "OMPI_", "PMIX_", "SLURM_", "UCX_")
 CLEAN_NAMES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -152,10 +154,15 @@ class Bench:
                     env["HETCCL_UCX"] = "off"
                 out.append((r, env, c.prefix(r) + [str(self.perf), "all_reduce"] + self.sweep))
             return out
-        if prog == "mpi":
+        if prog in ("mpi", "mpi_ucx"):
             argv = ["mpirun", "--bind-to", "none", "-np", str(n), "--hostfile", str(self.hostfile),
-                    "--mca", "plm_rsh_agent", str(self.agent), "--mca", "btl", "tcp,self",
-                    "--mca", "btl_tcp_if_include", "eth0", "--mca", "oob_tcp_if_include", "eth0"]
+                    "--mca", "plm_rsh_agent", str(self.agent), "--mca", "oob_tcp_if_include", "eth0"]
+            if prog == "mpi":  # the ob1 pml over the TCP BTL
+                argv += ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "eth0"]
+            else:  # the UCX pml over UCX's tcp transport on eth0, as hetccl_ucx
+                argv += ["--mca", "pml", "ucx", "--mca", "osc", "ucx", "--mca", "btl", "^openib,uct,tcp",
+                         "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any",
+                         "-x", "UCX_TLS=tcp,self", "-x", "UCX_NET_DEVICES=eth0"]
             if n > os.cpu_count():
                 # Each "host" has one slot, so Open MPI does not know that its busy-polling ranks share fewer
                 # cores: without yielding, a rank waiting for a peer holds a core the peer needs.
@@ -348,11 +355,11 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
     b = Bench(o)
     for p in progs:
-        exe = {"hetccl_tcp": b.perf, "hetccl_ucx": b.perf, "mpi": b.mpi, "gloo": b.gloo}[p]
+        exe = {"hetccl_tcp": b.perf, "hetccl_ucx": b.perf, "mpi": b.mpi, "mpi_ucx": b.mpi, "gloo": b.gloo}[p]
         if not exe.exists():
             print(f"run_netns_allreduce: {exe} was not built (library missing?)", file=sys.stderr)
             return 1
-    if "mpi" in progs and not shutil.which("mpirun"):
+    if {"mpi", "mpi_ucx"} & set(progs) and not shutil.which("mpirun"):
         print("run_netns_allreduce: mpirun not found (HETCCL_BENCH_DEPS=1 scripts/install-deps.sh)", file=sys.stderr)
         return 1
 
@@ -369,7 +376,7 @@ def main():
         f.write("run\tloadavg before (1/5/15 min)\twall s\tbenchmark CPU s\tother processes' CPU s\tsteal s\n")
     try:
         b.setup()
-        if "mpi" in progs:
+        if {"mpi", "mpi_ucx"} & set(progs):
             failures += [f"mpi_placement.txt: {x}" for x in b.mpi_placement(raw / "mpi_placement.txt")]
         for run in range(1, o.runs + 1):
             for p in progs:
@@ -418,7 +425,7 @@ def main():
         w(f"Each cell: bus bandwidth in GB/s (busbw = algbw * 2(n-1)/n) from the median out-of-place time of "
           f"{o.runs} runs, and that time per iteration (us, max over ranks, mean of {o.iters} iterations after "
           f"{o.warmup} warm-up). Every result is checked exactly (#wrong must be 0, out-of-place and in-place; "
-          "the script fails otherwise). Ratio = hetccl busbw / max(Open MPI busbw, Gloo busbw): above 1, "
+          "the script fails otherwise). Ratio = hetccl busbw / max(Open MPI busbw (either pml), Gloo busbw): above 1, "
           "hetccl is faster than the best baseline at that size.")
         w()
         w("## Machine")

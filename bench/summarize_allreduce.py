@@ -4,14 +4,14 @@ of the runs, shown as bus bandwidth (GB/s, computed from the time at full precis
 2(n-1)/n, 1 at 2 ranks) and time (us), and the ratio hetccl / max(MPI, Gloo) of the bus bandwidths.
 usage: summarize_allreduce.py RAW_DIR RUNS [--nranks N] [--programs key=label,...] [--ratios key=label,...]
 Raw files are RAW_DIR/<key>_run<r>.txt. The defaults are run_cpu_allreduce.sh's (2 ranks; hetccl1, hetccl2,
-mpi, gloo); run_netns_allreduce.py passes its own keys. The baselines are always the keys mpi and gloo."""
+mpi, gloo); run_netns_allreduce.py passes its own keys. The baselines are always the keys mpi, mpi_ucx and gloo."""
 import argparse
 import statistics
 from pathlib import Path
 
 PROGRAMS = [("hetccl1", "hetccl 1 domain"), ("hetccl2", "hetccl 2 domains"), ("mpi", "MPI"), ("gloo", "Gloo")]
 RATIOS = [("hetccl1", "ratio 1 domain"), ("hetccl2", "ratio 2 domains")]
-BASELINES = ("mpi", "gloo")
+BASELINES = ("mpi", "mpi_ucx", "gloo")
 
 
 def pairs(text):
