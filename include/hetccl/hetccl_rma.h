@@ -171,7 +171,8 @@ HETCCL_API hetcclResult_t hetcclGetBatch(hetcclMem_t local, hetcclRemoteMem_t re
  *     there is no stream; use hetcclPut/hetcclGet), and while `stream` is being captured into a CUDA/HIP
  *     graph (the progress thread would not take part in replays).
  *   - The local registration may be device or host memory; it counts as in use (hetcclMemDeregister:
- *     hetcclInvalidUsage) until the transfer ended. bytes == 0: nothing is queued.
+ *     hetcclInvalidUsage) until the transfer ended. bytes == 0 (a batch whose ranges are all empty, or
+ *     n == 0): nothing is queued.
  * Cost: three stream memory operations per transfer (or the polling kernel where the device has none),
  * one pinned 64-byte slot per operation in flight, and the ~20 us polling while any is pending. */
 
@@ -183,6 +184,15 @@ HETCCL_API hetcclResult_t hetcclPutOnStream(hetcclMem_t local, size_t localOffse
  *  work on `stream` waits until they are in the local buffer. Arguments as hetcclGet. */
 HETCCL_API hetcclResult_t hetcclGetOnStream(hetcclMem_t local, size_t localOffset, hetcclRemoteMem_t remote,
                                             size_t remoteOffset, size_t bytes, hetcclStream_t stream);
+/** n stream-ordered puts as one transfer (ranges as hetcclPutBatch: any invalid range rejects the whole
+ *  call and queues nothing): starts once `stream` gets there, later work on `stream` waits until every
+ *  range is in place at the target. One set of stream operations for the whole batch. */
+HETCCL_API hetcclResult_t hetcclPutBatchOnStream(hetcclMem_t local, hetcclRemoteMem_t remote,
+                                                 const hetcclRmaRange_t* ranges, size_t n, hetcclStream_t stream);
+/** n stream-ordered gets as one transfer (see hetcclPutBatchOnStream and hetcclGetBatch): later work on
+ *  `stream` sees every range in the local registration. */
+HETCCL_API hetcclResult_t hetcclGetBatchOnStream(hetcclMem_t local, hetcclRemoteMem_t remote,
+                                                 const hetcclRmaRange_t* ranges, size_t n, hetcclStream_t stream);
 /** Sends notification `tag` to `peer` once `stream` gets there (see "Ordering" above: after the data of
  *  every stream-ordered put queued before it on `stream`). Does not hold the stream. Arguments and
  *  errors as hetcclNotify; a peer that fails before the stream gets there: the asynchronous error. */

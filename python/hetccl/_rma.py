@@ -39,6 +39,8 @@ _STREAM_FNS = {
     "hetcclGetOnStream": [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
                           ctypes.c_void_p],
     "hetcclNotifyOnStream": [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p],
+    "hetcclPutBatchOnStream": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p],
+    "hetcclGetBatchOnStream": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p],
 }
 
 
@@ -265,17 +267,30 @@ class Memory:
         """Reads nbytes from `remote` at remote_offset into this registration at local_offset."""
         return self._one(_lib.fn.hetcclGet, local_offset, remote, remote_offset, nbytes)
 
+    def _stream_of(self, stream):
+        """The stream handle for a stream-ordered call: `stream`, else the registered object's producer stream."""
+        if stream is not None:
+            return stream_handle(stream)
+        if self._view[4] in GPU_DEVICES:
+            return producer_stream(self.obj, self._view[4], self._view[5])
+        return 0
+
     def _on_stream(self, name, local_offset, remote, remote_offset, nbytes, stream):
         m = self._live()
         if not isinstance(remote, RemoteMemory):
             raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
-        if stream is not None:
-            s = stream_handle(stream)
-        elif self._view[4] in GPU_DEVICES:
-            s = producer_stream(self.obj, self._view[4], self._view[5])
-        else:
-            s = 0
+        s = self._stream_of(stream)
         rc = _stream_fn(name)(m, int(local_offset), remote._r, int(remote_offset), int(nbytes), s or None)
+        if rc:
+            check(rc, self._comm._h)
+
+    def _batch_on_stream(self, name, remote, ranges, stream):
+        m = self._live()
+        if not isinstance(remote, RemoteMemory):
+            raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
+        ptr, n, _keep = _ranges(ranges)  # the library copies the ranges during the call
+        s = self._stream_of(stream)
+        rc = _stream_fn(name)(m, remote._r, ptr, n, s or None)
         if rc:
             check(rc, self._comm._h)
 
@@ -291,6 +306,15 @@ class Memory:
     def get_on_stream(self, local_offset: int, remote, remote_offset: int, nbytes: int, stream=None):
         """hetcclGetOnStream: as put_on_stream; later work on `stream` sees the data in this registration."""
         self._on_stream("hetcclGetOnStream", local_offset, remote, remote_offset, nbytes, stream)
+
+    def put_batch_on_stream(self, remote, ranges, stream=None):
+        """hetcclPutBatchOnStream: many puts (ranges of (local_offset, remote_offset, nbytes), as put_batch)
+        as one stream-ordered transfer (see put_on_stream): later work on `stream` waits for every range."""
+        self._batch_on_stream("hetcclPutBatchOnStream", remote, ranges, stream)
+
+    def get_batch_on_stream(self, remote, ranges, stream=None):
+        """hetcclGetBatchOnStream: many gets as one stream-ordered transfer (see get_on_stream)."""
+        self._batch_on_stream("hetcclGetBatchOnStream", remote, ranges, stream)
 
     def _batch(self, func, remote, ranges):
         m = self._live()

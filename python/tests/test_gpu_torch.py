@@ -122,3 +122,62 @@ def test_rma_device_memory(gcomm):
             remote.release()
     finally:
         sub.destroy()
+
+
+def test_rma_stream_ordered_batches(gcomm):
+    """put_batch_on_stream / get_batch_on_stream on torch CUDA tensors: the put reads the source after the
+    kernel queued before it and before the overwrite queued after it; the notification queued after it
+    arrives with every block in place; work queued after the get sees its blocks."""
+    c = gcomm
+    if not hetccl.rma_available():
+        pytest.skip("the library does not export hetccl_rma.h")
+    if c.size < 2:
+        pytest.skip("needs 2+ ranks")
+    block, blocks = 4096 + 64, 96
+    n = block * blocks
+    perm = [(i * 37 + 11) % blocks for i in range(blocks)]
+    sub = c.split(0, c.rank)
+    try:
+        sub.rma_init()
+        right, left = (sub.rank + 1) % sub.size, (sub.rank - 1) % sub.size
+        target = torch.zeros(n, dtype=torch.uint8, device=dev(c))
+        src = torch.zeros(n, dtype=torch.uint8, device=dev(c))
+        pub = ((torch.arange(n, device=dev(c)) * 3 + sub.rank * 29 + 5) % 251).to(torch.uint8)
+        back = torch.zeros(n, dtype=torch.uint8, device=dev(c))
+        torch.cuda.synchronize()
+        with sub.register(target) as tmem, sub.register(src) as smem, sub.register(pub) as pmem, \
+                sub.register(back) as bmem:
+            descs = np.zeros((sub.size, 2, 128), np.uint8)
+            mine = np.stack([np.frombuffer(tmem.descriptor(), np.uint8), np.frombuffer(pmem.descriptor(), np.uint8)])
+            sub.all_gather(mine.copy(), descs)
+            to_right = sub.import_descriptor(bytes(descs[right][0]))
+            pub_of_left = sub.import_descriptor(bytes(descs[left][1]))
+            puts = np.array([[i * block, perm[i] * block, block] for i in range(0, blocks, 2)], np.uint64)
+            gets = [(i * block, perm[i] * block, block) for i in range(0, blocks, 3)]
+            s = torch.cuda.Stream()
+            with torch.cuda.stream(s):
+                torch.cuda._sleep(20_000_000)  # the put must wait for the fill behind this kernel
+                src.copy_(((torch.arange(n, device=dev(c)) * 7 + sub.rank * 41 + 1) % 251).to(torch.uint8))
+                smem.put_batch_on_stream(to_right, puts, stream=s)
+                hetccl.notify_on_stream(sub, right, 31, stream=s)
+                src.fill_(0xA7)  # after the put: must not be what arrives
+                bmem.get_batch_on_stream(pub_of_left, gets, stream=s)
+                out = back.clone()  # queued after the get
+            assert sub.wait_notification(left, 31, timeout=60)
+            got = target.cpu().numpy()  # on this rank's default stream: the data is in place already
+            want_src = (np.arange(n) * 7 + left * 41 + 1) % 251
+            for b in range(blocks):
+                srcs = [i for i in range(0, blocks, 2) if perm[i] == b]
+                want = want_src[srcs[0] * block:(srcs[0] + 1) * block] if srcs else np.zeros(block)
+                assert (got[b * block:(b + 1) * block] == want).all(), f"region block {b} (from {srcs})"
+            s.synchronize()
+            o = out.cpu().numpy()
+            want_pub = (np.arange(n) * 3 + left * 29 + 5) % 251
+            for b in range(blocks):
+                want = want_pub[perm[b] * block:(perm[b] + 1) * block] if b % 3 == 0 else np.zeros(block)
+                assert (o[b * block:(b + 1) * block] == want).all(), f"got block {b}"
+            sub.barrier()
+            to_right.release()
+            pub_of_left.release()
+    finally:
+        sub.destroy()

@@ -197,6 +197,13 @@ def test_range_errors_and_stale(rc):
         smem.put(K - 8, remote, 0, 16)  # past the end of the local one
     with pytest.raises(hetccl.InvalidArgumentError):
         smem.put_batch(remote, [(0, 0, 8), (0, K, 1)])  # one bad range rejects the batch
+    with pytest.raises(hetccl.InvalidArgumentError, match="range 1"):
+        smem.put_batch_on_stream(remote, [(0, 0, 8), (0, K, 1)])  # checked before anything else
+    if rc.device < 0:  # a rank without a GPU: the stream-ordered forms are not supported (no stream), and say so
+        for call in (lambda: smem.put_on_stream(0, remote, 0, 8), lambda: smem.put_batch_on_stream(remote, [(0, 0, 8)]),
+                     lambda: smem.get_batch_on_stream(remote, np.array([[0, 0, 8]], np.uint64))):
+            with pytest.raises(hetccl.InvalidUsageError, match="not supported on a rank without a GPU"):
+                call()
     rc.barrier()
     tmem.deregister()  # the right neighbour's view of it is now stale
     rc.barrier()

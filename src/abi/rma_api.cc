@@ -109,6 +109,15 @@ hetcclResult_t transfer(const char* fn, bool isGet, hetcclMem_t local, hetcclRem
   });
 }
 
+hetcclResult_t transferOnStream(const char* fn, bool isGet, hetcclMem_t local, hetcclRemoteMem_t remote,
+                                const hetcclRmaRange_t* ranges, size_t n, hetcclStream_t stream) {
+  return guarded(fn, [&] {
+    std::shared_ptr<rma::LocalMem> l = mems().get(local);
+    std::shared_ptr<rma::RemoteMem> r = remotes().get(remote);
+    l->service->transferOnStream(isGet, l, *r, checkedRanges(*l, *r, ranges, n), stream);
+  });
+}
+
 }  // namespace
 }  // namespace hetccl::abi
 
@@ -209,22 +218,24 @@ HETCCL_API hetcclResult_t hetcclGetBatch(hetcclMem_t local, hetcclRemoteMem_t re
 
 HETCCL_API hetcclResult_t hetcclPutOnStream(hetcclMem_t local, size_t localOffset, hetcclRemoteMem_t remote,
                                             size_t remoteOffset, size_t bytes, hetcclStream_t stream) {
-  return guarded("hetcclPutOnStream", [&] {
-    const hetcclRmaRange_t range{localOffset, remoteOffset, bytes};
-    std::shared_ptr<rma::LocalMem> l = abi::mems().get(local);
-    std::shared_ptr<rma::RemoteMem> r = abi::remotes().get(remote);
-    l->service->transferOnStream(false, l, *r, abi::checkedRanges(*l, *r, &range, 1), stream);
-  });
+  const hetcclRmaRange_t range{localOffset, remoteOffset, bytes};
+  return abi::transferOnStream("hetcclPutOnStream", false, local, remote, &range, 1, stream);
 }
 
 HETCCL_API hetcclResult_t hetcclGetOnStream(hetcclMem_t local, size_t localOffset, hetcclRemoteMem_t remote,
                                             size_t remoteOffset, size_t bytes, hetcclStream_t stream) {
-  return guarded("hetcclGetOnStream", [&] {
-    const hetcclRmaRange_t range{localOffset, remoteOffset, bytes};
-    std::shared_ptr<rma::LocalMem> l = abi::mems().get(local);
-    std::shared_ptr<rma::RemoteMem> r = abi::remotes().get(remote);
-    l->service->transferOnStream(true, l, *r, abi::checkedRanges(*l, *r, &range, 1), stream);
-  });
+  const hetcclRmaRange_t range{localOffset, remoteOffset, bytes};
+  return abi::transferOnStream("hetcclGetOnStream", true, local, remote, &range, 1, stream);
+}
+
+HETCCL_API hetcclResult_t hetcclPutBatchOnStream(hetcclMem_t local, hetcclRemoteMem_t remote,
+                                                 const hetcclRmaRange_t* ranges, size_t n, hetcclStream_t stream) {
+  return abi::transferOnStream("hetcclPutBatchOnStream", false, local, remote, ranges, n, stream);
+}
+
+HETCCL_API hetcclResult_t hetcclGetBatchOnStream(hetcclMem_t local, hetcclRemoteMem_t remote,
+                                                 const hetcclRmaRange_t* ranges, size_t n, hetcclStream_t stream) {
+  return abi::transferOnStream("hetcclGetBatchOnStream", true, local, remote, ranges, n, stream);
 }
 
 HETCCL_API hetcclResult_t hetcclNotifyOnStream(hetcclComm_t comm, int peer, uint64_t tag, hetcclStream_t stream) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # rma_stream.sh BUILD_DIR MODE [TRANSPORT]: stream-ordered RMA (rma_stream_check MODE) between HIP ranks on the
-# fake HIP runtime, found as libamdhip64.so.7 exactly as in hip_ranks.sh. MODE: order (3 ranks), kill (2 ranks:
+# fake HIP runtime, found as libamdhip64.so.7 exactly as in hip_ranks.sh. MODE: order, batch (3 ranks), kill (2 ranks:
 # rank 1 SIGKILLs itself; hetccl-run must exit 137 and rank 0 report OK), abort (2 ranks: rank 1 stopped, rank 0
 # aborts). TRANSPORT: shm (default) or tcp.
 set -uo pipefail
@@ -20,7 +20,7 @@ export HETCCL_TIMEOUT=${HETCCL_TIMEOUT:-60}
 [[ $transport == tcp ]] && export HETCCL_RMA_WINDOW=off
 run="$build/tools/hetccl-run"
 case $mode in
-  order) n=3 expect=0 oks=3 ;;
+  order|batch) n=3 expect=0 oks=3 ;;
   kill) n=2 expect=137 oks=1 ;;
   abort) n=2 expect=0 oks=2 ;;
   *) echo "unknown mode $mode"; exit 2 ;;

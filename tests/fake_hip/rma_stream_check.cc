@@ -13,6 +13,12 @@
 //   is pending, deregistering src is hetcclInvalidUsage; a capturing stream is refused (hetcclInvalidUsage)
 //   ; the communicator's asynchronous error stays hetcclSuccess. Then times stream puts (sync each) against
 //   hetcclPut + hetcclRequestWait.
+// batch (>= 2 ranks, the same ring): hetcclPutBatchOnStream / hetcclGetBatchOnStream of scattered blocks
+//   (block i -> block perm(i) for every even i; back block i <- prev's pub block perm(i) for i % 3 == 0).
+//   Checks: nothing moves while the stream is held at its gate; when the stream notification arrives every
+//   put block is at its place and every other block of the region untouched; after a stream
+//   synchronisation every got block is in place and the others untouched; a batch with one bad range is
+//   hetcclInvalidArgument naming it and holds nothing; n == 0 queues nothing.
 // kill (2 ranks): rank 1 SIGKILLs itself while rank 0 loops over 16 MiB stream puts to it (each followed
 //   by a stream synchronisation): rank 0's synchronisation must return (within 20 s of the death), the
 //   asynchronous error must be hetcclRemoteError naming "rank 1 (host", and a next PutOnStream fails at once.
@@ -237,6 +243,110 @@ int runOrder(hetcclComm_t comm, int size) {
   return 0;
 }
 
+int runBatch(hetcclComm_t comm, int size) {
+  constexpr size_t kBlock = (48u << 10) + 8, kBlocks = 128, bytes = kBlock * kBlocks;
+  auto perm = [](size_t i) { return (i * 37 + 11) % kBlocks; };  // 37 is coprime with 128: a permutation
+  const int next = (rank_ + 1) % size, prev = (rank_ + size - 1) % size;
+  DevBuf src, region, pub, back;
+  if (!devBuf(comm, bytes, src) || !devBuf(comm, bytes, region) || !devBuf(comm, bytes, pub) || !devBuf(comm, bytes, back))
+    return fail("device buffers");
+  std::vector<unsigned char> host(bytes);
+  for (size_t i = 0; i < bytes; ++i) host[i] = pubPattern(rank_, i);
+  if (hip.memcpy(pub.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return fail("fill pub");
+  std::memset(host.data(), 0x5a, bytes);
+  if (hip.memcpy(region.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return fail("fill region");
+  std::memset(host.data(), 0, bytes);
+  if (hip.memcpy(back.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return fail("clear back");
+  void *patternHost, *garbageHost, *outHost, *gateMem;
+  if (hip.hostMalloc(&patternHost, bytes, 0) || hip.hostMalloc(&garbageHost, bytes, 0) ||
+      hip.hostMalloc(&outHost, bytes, 0) || hip.hostMalloc(&gateMem, 64, 0))
+    return fail("pinned host buffers");
+  for (size_t i = 0; i < bytes; ++i) static_cast<unsigned char*>(patternHost)[i] = pattern(rank_, i);
+  std::memset(garbageHost, 0xA7, bytes);
+  auto* gate = static_cast<uint64_t*>(gateMem);
+  __atomic_store_n(gate, 0, __ATOMIC_RELEASE);
+  std::vector<hetcclMemDesc_t> regionDescs, pubDescs;
+  if (!exchange(comm, region.mem, size, regionDescs) || !exchange(comm, pub.mem, size, pubDescs)) return fail("descriptors");
+  hetcclRemoteMem_t toNext, pubOfPrev;
+  if (hetcclMemImport(comm, &regionDescs[next], &toNext) != hetcclSuccess ||
+      hetcclMemImport(comm, &pubDescs[prev], &pubOfPrev) != hetcclSuccess)
+    return fail("import");
+  std::vector<hetcclRmaRange_t> puts, gets;
+  for (size_t i = 0; i < kBlocks; ++i) {
+    if (i % 2 == 0) puts.push_back({i * kBlock, perm(i) * kBlock, kBlock});
+    if (i % 3 == 0) gets.push_back({i * kBlock, perm(i) * kBlock, kBlock});
+  }
+
+  void* s = nullptr;
+  if (hip.streamCreate(&s) != 0) return fail("hipStreamCreate");
+  // Refused without queuing anything: one bad range (the whole call), and n == 0 queues nothing.
+  std::vector<hetcclRmaRange_t> bad = puts;
+  bad[5].remoteOffset = bytes - 1;
+  if (hetcclPutBatchOnStream(src.mem, toNext, bad.data(), bad.size(), s) != hetcclInvalidArgument ||
+      std::string(hetcclGetLastError(nullptr)).find("range 5") == std::string::npos)
+    return fail("a stream batch with a bad range 5 was not refused naming it");
+  if (hetcclGetBatchOnStream(back.mem, pubOfPrev, nullptr, 3, s) != hetcclInvalidArgument) return fail("ranges NULL accepted");
+  if (hetcclPutBatchOnStream(src.mem, toNext, puts.data(), 0, s) != hetcclSuccess) return fail("n == 0");
+
+  if (hip.waitValue64(s, gate, 1, kWaitGte, ~0ull) != 0) return fail("hipStreamWaitValue64 (gate)");
+  if (hip.memcpyAsync(src.ptr, patternHost, bytes, kHipMemcpyDefault, s) != 0) return fail("produce src");
+  if (hetcclPutBatchOnStream(src.mem, toNext, puts.data(), puts.size(), s) != hetcclSuccess)
+    return fail("hetcclPutBatchOnStream");
+  if (hetcclNotifyOnStream(comm, next, 21, s) != hetcclSuccess) return fail("hetcclNotifyOnStream");
+  if (hip.memcpyAsync(src.ptr, garbageHost, bytes, kHipMemcpyDefault, s) != 0) return fail("overwrite src");
+  if (hetcclGetBatchOnStream(back.mem, pubOfPrev, gets.data(), gets.size(), s) != hetcclSuccess)
+    return fail("hetcclGetBatchOnStream");
+  if (hip.memcpyAsync(outHost, back.ptr, bytes, kHipMemcpyDefault, s) != 0) return fail("copy back out");
+  if (hetcclMemDeregister(src.mem) != hetcclInvalidUsage) return fail("deregistering src with a stream batch pending");
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  if (hip.memcpy(host.data(), region.ptr, bytes, kHipMemcpyDefault) != 0) return fail("read region");
+  for (size_t i = 0; i < bytes; ++i)
+    if (host[i] != 0x5a) return fail("the region changed while the putting stream was held at its gate");
+  if (hetcclBarrier(comm, nullptr) != hetcclSuccess) return fail("barrier");
+  __atomic_store_n(gate, 1, __ATOMIC_RELEASE);
+  if (hetcclNotifyWait(comm, prev, 21, -1) != hetcclSuccess) return fail("hetcclNotifyWait");
+  if (hip.memcpy(host.data(), region.ptr, bytes, kHipMemcpyDefault) != 0) return fail("read region");
+  std::vector<int> from(kBlocks, -1);  // the source block of each region block, -1: none
+  for (size_t i = 0; i < kBlocks; i += 2) from[perm(i)] = static_cast<int>(i);
+  for (size_t b = 0; b < kBlocks; ++b)
+    for (size_t j = 0; j < kBlock; ++j) {
+      const unsigned char want = from[b] < 0 ? 0x5a : pattern(prev, from[b] * kBlock + j);
+      if (host[b * kBlock + j] != want) {
+        std::printf("rma_stream_check: rank %d: FAIL: region block %zu byte %zu is %u, expected %u (%s)\n", rank_, b, j,
+                    host[b * kBlock + j], want,
+                    from[b] < 0 ? "no range targets this block" : "block of a put range, checked when the notification came");
+        return 1;
+      }
+    }
+  if (hip.streamSynchronize(s) != 0) return fail("hipStreamSynchronize");
+  const auto* out = static_cast<const unsigned char*>(outHost);
+  for (size_t b = 0; b < kBlocks; ++b)
+    for (size_t j = 0; j < kBlock; ++j) {
+      const unsigned char want = b % 3 ? 0 : pubPattern(prev, perm(b) * kBlock + j);
+      if (out[b * kBlock + j] != want) {
+        std::printf("rma_stream_check: rank %d: FAIL: got block %zu byte %zu is %u, expected %u (copied out after the "
+                    "stream batch get)\n", rank_, b, j, out[b * kBlock + j], want);
+        return 1;
+      }
+    }
+  hetcclResult_t async = hetcclSuccess;
+  if (hetcclCommGetAsyncError(comm, &async) != hetcclSuccess || async != hetcclSuccess)
+    return fail(("asynchronous error " + std::to_string(async) + ": " + asyncMessage(comm)).c_str());
+  if (hetcclBarrier(comm, nullptr) != hetcclSuccess) return fail("final barrier");
+  hip.streamDestroy(s);
+  hetcclRemoteMemRelease(toNext);
+  hetcclRemoteMemRelease(pubOfPrev);
+  for (DevBuf* b : {&src, &region, &pub, &back})
+    if (hetcclMemDeregister(b->mem) != hetcclSuccess) return fail("deregister");
+  if (hetcclCommDestroy(comm) != hetcclSuccess) return fail("destroy");
+  for (DevBuf* b : {&src, &region, &pub, &back}) hip.free(b->ptr);
+  for (void* p : {patternHost, garbageHost, outHost, gateMem}) hip.hostFree(p);
+  std::printf("rma_stream_check: rank %d: OK: batch: %zu put and %zu get ranges of %zu bytes on a stream, every block "
+              "in place and no other byte touched\n", rank_, puts.size(), gets.size(), kBlock);
+  return 0;
+}
+
 int runKill(hetcclComm_t comm, int size) {
   const int victim = 1;
   const size_t bytes = 16u << 20;
@@ -361,8 +471,9 @@ int main(int argc, char** argv) {
   if (hetcclCommInitRank(&comm, env.size, env.id, env.rank) != hetcclSuccess) return fail("init");
   if (hetcclRmaInit(comm) != hetcclSuccess) return fail("hetcclRmaInit");
   if (mode == "order") return runOrder(comm, env.size);
+  if (mode == "batch") return runBatch(comm, env.size);
   if (mode == "kill") return runKill(comm, env.size);
   if (mode == "abort") return runAbort(comm, env.size);
-  std::printf("usage: rma_stream_check order|kill|abort\n");
+  std::printf("usage: rma_stream_check order|batch|kill|abort\n");
   return 2;
 }

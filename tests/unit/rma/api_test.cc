@@ -78,6 +78,9 @@ TEST_P(RmaApi, EveryCallOnce) {
   EXPECT_EQ(hetcclPutOnStream(ma, 0, rb, 0, 8, nullptr), hetcclInvalidUsage);
   EXPECT_NE(lastError().find("not supported"), std::string::npos);
   EXPECT_EQ(hetcclGetOnStream(ma, 0, rb, 0, 8, nullptr), hetcclInvalidUsage);
+  EXPECT_EQ(hetcclPutBatchOnStream(ma, rb, ranges, 2, nullptr), hetcclInvalidUsage);
+  EXPECT_NE(lastError().find("not supported"), std::string::npos);
+  EXPECT_EQ(hetcclGetBatchOnStream(mback, rb, ranges, 2, nullptr), hetcclInvalidUsage);
 
   RMA_OK(hetcclRemoteMemRelease(rb));
   RMA_OK(hetcclMemDeregister(ma));
