@@ -30,13 +30,35 @@ int main(int argc, char** argv) {
   int server = !strcmp(argv[1], "server"); const char* host = argv[2]; int port = atoi(argv[3]);
   size_t size = strtoull(argv[4], 0, 0); int iters = atoi(argv[5]), cm = atoi(argv[6]); errmode = atoi(argv[7]);
   int hdr = atoi(argv[8]), win = atoi(argv[9]);
+  int two = argc > 10 ? atoi(argv[10]) : 0;
   ucp_params_t p = {0}; p.field_mask = UCP_PARAM_FIELD_FEATURES; p.features = UCP_FEATURE_TAG | UCP_FEATURE_STREAM;
   ucp_init(&p, NULL, &ctx);
   ucp_worker_params_t wp = {0}; wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE; wp.thread_mode = UCS_THREAD_MODE_SINGLE;
   ucp_worker_create(ctx, &wp, &w);
   ucp_ep_params_t ep_p = {0};
   ep_p.field_mask = UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE; ep_p.err_mode = errmode ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
-  if (cm) {
+  if (two) {  // each side: a listener of its own and an endpoint to the other's; sends go on its own endpoint
+    struct sockaddr_in mine = {0}, other = {0};
+    mine.sin_family = other.sin_family = AF_INET;
+    mine.sin_port = htons(port + (server ? 0 : 1)); other.sin_port = htons(port + (server ? 1 : 0));
+    inet_pton(AF_INET, host, &mine.sin_addr); inet_pton(AF_INET, host, &other.sin_addr);
+    ucp_listener_params_t lp = {0}; ucp_listener_h l;
+    lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+    lp.sockaddr.addr = (void*)&mine; lp.sockaddr.addrlen = sizeof mine; lp.conn_handler.cb = on_conn;
+    if (ucp_listener_create(w, &lp, &l) != UCS_OK) { puts("listen failed"); return 1; }
+    usleep(1000000);
+    ep_p.field_mask |= UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR; ep_p.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+    ep_p.sockaddr.addr = (void*)&other; ep_p.sockaddr.addrlen = sizeof other;
+    if (ucp_ep_create(w, &ep_p, &ep) != UCS_OK) { puts("ep failed"); return 1; }
+    while (!creq) ucp_worker_progress(w);
+    ucp_ep_params_t ap = {0}; ucp_ep_h back;
+    ap.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE; ap.conn_request = creq;
+    ap.err_mode = ep_p.err_mode;
+    if (ucp_ep_create(w, &ap, &back) != UCS_OK) { puts("accept failed"); return 1; }
+    // a ping on each endpoint so that both are wired up before timing
+    char ping = 1, pong = 0; ucp_request_param_t z = {0};
+    wait_req(ucp_tag_send_nbx(ep, &ping, 1, 99999, &z)); wait_req(ucp_tag_recv_nbx(w, &pong, 1, 99999, ~0ull, &z));
+  } else if (cm) {
     struct sockaddr_in a = {0}; a.sin_family = AF_INET; a.sin_port = htons(port); inet_pton(AF_INET, host, &a.sin_addr);
     if (server) {
       ucp_listener_params_t lp = {0}; ucp_listener_h l;
@@ -56,7 +78,7 @@ int main(int argc, char** argv) {
     close(s);
     ep_p.field_mask |= UCP_EP_PARAM_FIELD_REMOTE_ADDRESS; ep_p.address = peer;
   }
-  if (ucp_ep_create(w, &ep_p, &ep) != UCS_OK) { puts("ep failed"); return 1; }
+  if (!two && ucp_ep_create(w, &ep_p, &ep) != UCS_OK) { puts("ep failed"); return 1; }
   char* sbuf = malloc(size); char* rbuf = malloc(size * win); memset(sbuf, 1, size);
   char h[80], hr[80 * 64]; memset(h, 2, 80);
   // warm up with a ping both ways
@@ -89,7 +111,7 @@ int main(int argc, char** argv) {
       for (int j = 0; j < nr; ++j) if (UCS_PTR_IS_PTR(rr[j])) ucp_request_free(rr[j]);
     }
     double t = now() - t0;
-    if (round == 1) printf("%s cm=%d err=%d hdr=%d win=%d size=%zu: %.2f GB/s each way\n", argv[1], cm, errmode, hdr, win, size, size * (double)iters / t / 1e9);
+    if (round == 1) printf("%s two=%d cm=%d err=%d hdr=%d win=%d size=%zu: %.2f GB/s each way\n", argv[1], two, cm, errmode, hdr, win, size, size * (double)iters / t / 1e9);
   }
   return 0;
 }
