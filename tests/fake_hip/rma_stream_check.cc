@@ -115,33 +115,70 @@ bool exchange(hetcclComm_t comm, hetcclMem_t mem, int size, std::vector<hetcclMe
          hetcclAllGather(&descs[rank_], descs.data(), HETCCL_MEM_DESC_BYTES, hetcclUint8, comm, nullptr) == hetcclSuccess;
 }
 
-int runOrder(hetcclComm_t comm, int size) {
-  const size_t bytes = (6u << 20) + 333;  // several pieces, staged through pinned memory on both sides
-  const int next = (rank_ + 1) % size, prev = (rank_ + size - 1) % size;
+/// What the ring modes share: this rank's device buffers src (what it puts), region (what prev puts into),
+/// pub (what next gets) and back (what it gets from prev), registered; pinned host buffers with the
+/// pattern, garbage and a zeroed copy-out area; a gate word (0: closed); next's region and prev's pub,
+/// imported. region starts as 0x5a bytes, back as zeros, pub as pubPattern(rank).
+struct Ring {
+  int next = 0, prev = 0;
+  size_t bytes = 0;
   DevBuf src, region, pub, back;
-  if (!devBuf(comm, bytes, src) || !devBuf(comm, bytes, region) || !devBuf(comm, bytes, pub) || !devBuf(comm, bytes, back))
-    return fail("device buffers");
+  void *patternHost = nullptr, *garbageHost = nullptr, *outHost = nullptr, *gateMem = nullptr;
+  uint64_t* gate = nullptr;
+  hetcclRemoteMem_t toNext = nullptr, pubOfPrev = nullptr;
+};
+
+/// Sets `r` up; returns nullptr, or what failed.
+const char* setUpRing(hetcclComm_t comm, int size, size_t bytes, Ring& r) {
+  r.bytes = bytes;
+  r.next = (rank_ + 1) % size;
+  r.prev = (rank_ + size - 1) % size;
+  if (!devBuf(comm, bytes, r.src) || !devBuf(comm, bytes, r.region) || !devBuf(comm, bytes, r.pub) ||
+      !devBuf(comm, bytes, r.back))
+    return "device buffers";
   std::vector<unsigned char> host(bytes);
   for (size_t i = 0; i < bytes; ++i) host[i] = pubPattern(rank_, i);
-  if (hip.memcpy(pub.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return fail("fill pub");
+  if (hip.memcpy(r.pub.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return "fill pub";
   std::memset(host.data(), 0x5a, bytes);
-  if (hip.memcpy(region.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return fail("fill region");
-  void *patternHost, *garbageHost, *outHost, *gateMem;
-  if (hip.hostMalloc(&patternHost, bytes, 0) || hip.hostMalloc(&garbageHost, bytes, 0) ||
-      hip.hostMalloc(&outHost, bytes, 0) || hip.hostMalloc(&gateMem, 64, 0))
-    return fail("pinned host buffers");
-  for (size_t i = 0; i < bytes; ++i) static_cast<unsigned char*>(patternHost)[i] = pattern(rank_, i);
-  std::memset(garbageHost, 0xA7, bytes);
-  std::memset(outHost, 0, bytes);
-  auto* gate = static_cast<uint64_t*>(gateMem);
-  __atomic_store_n(gate, 0, __ATOMIC_RELEASE);
-
+  if (hip.memcpy(r.region.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return "fill region";
+  std::memset(host.data(), 0, bytes);
+  if (hip.memcpy(r.back.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return "clear back";
+  if (hip.hostMalloc(&r.patternHost, bytes, 0) || hip.hostMalloc(&r.garbageHost, bytes, 0) ||
+      hip.hostMalloc(&r.outHost, bytes, 0) || hip.hostMalloc(&r.gateMem, 64, 0))
+    return "pinned host buffers";
+  for (size_t i = 0; i < bytes; ++i) static_cast<unsigned char*>(r.patternHost)[i] = pattern(rank_, i);
+  std::memset(r.garbageHost, 0xA7, bytes);
+  std::memset(r.outHost, 0, bytes);
+  r.gate = static_cast<uint64_t*>(r.gateMem);
+  __atomic_store_n(r.gate, 0, __ATOMIC_RELEASE);
   std::vector<hetcclMemDesc_t> regionDescs, pubDescs;
-  if (!exchange(comm, region.mem, size, regionDescs) || !exchange(comm, pub.mem, size, pubDescs)) return fail("descriptors");
-  hetcclRemoteMem_t toNext, pubOfPrev;
-  if (hetcclMemImport(comm, &regionDescs[next], &toNext) != hetcclSuccess ||
-      hetcclMemImport(comm, &pubDescs[prev], &pubOfPrev) != hetcclSuccess)
-    return fail("import");
+  if (!exchange(comm, r.region.mem, size, regionDescs) || !exchange(comm, r.pub.mem, size, pubDescs)) return "descriptors";
+  if (hetcclMemImport(comm, &regionDescs[r.next], &r.toNext) != hetcclSuccess ||
+      hetcclMemImport(comm, &pubDescs[r.prev], &r.pubOfPrev) != hetcclSuccess)
+    return "import";
+  return nullptr;
+}
+
+/// Destroys `stream`, releases and deregisters everything of `r`, destroys `comm`; 0, or fail()'s 1.
+int tearDownRing(hetcclComm_t comm, Ring& r, void* stream) {
+  hip.streamDestroy(stream);
+  hetcclRemoteMemRelease(r.toNext);
+  hetcclRemoteMemRelease(r.pubOfPrev);
+  for (DevBuf* b : {&r.src, &r.region, &r.pub, &r.back})
+    if (hetcclMemDeregister(b->mem) != hetcclSuccess) return fail("deregister");
+  if (hetcclCommDestroy(comm) != hetcclSuccess) return fail("destroy");
+  for (DevBuf* b : {&r.src, &r.region, &r.pub, &r.back}) hip.free(b->ptr);
+  for (void* p : {r.patternHost, r.garbageHost, r.outHost, r.gateMem}) hip.hostFree(p);
+  return 0;
+}
+
+int runOrder(hetcclComm_t comm, int size) {
+  const size_t bytes = (6u << 20) + 333;  // several pieces, staged through pinned memory on both sides
+  Ring ring;
+  if (const char* what = setUpRing(comm, size, bytes, ring)) return fail(what);
+  auto& [next, prev, unusedBytes, src, region, pub, back, patternHost, garbageHost, outHost, gateMem, gate, toNext,
+         pubOfPrev] = ring;
+  std::vector<unsigned char> host(bytes);
 
   void* s = nullptr;
   if (hip.streamCreate(&s) != 0) return fail("hipStreamCreate");
@@ -228,14 +265,7 @@ int runOrder(hetcclComm_t comm, int size) {
   if (hetcclBarrier(comm, nullptr) != hetcclSuccess) return fail("final barrier");
   if (hetcclCommGetAsyncError(comm, &async) != hetcclSuccess || async != hetcclSuccess)
     return fail("asynchronous error after the timed loop");
-  hip.streamDestroy(s);
-  hetcclRemoteMemRelease(toNext);
-  hetcclRemoteMemRelease(pubOfPrev);
-  for (DevBuf* b : {&src, &region, &pub, &back})
-    if (hetcclMemDeregister(b->mem) != hetcclSuccess) return fail("deregister");
-  if (hetcclCommDestroy(comm) != hetcclSuccess) return fail("destroy");
-  for (DevBuf* b : {&src, &region, &pub, &back}) hip.free(b->ptr);
-  for (void* p : {patternHost, garbageHost, outHost, gateMem}) hip.hostFree(p);
+  if (tearDownRing(comm, ring, s) != 0) return 1;
   std::printf("rma_stream_check: rank %d: OK: order: %zu bytes put and got on a stream: nothing moved while the stream "
               "was held, the notification came %.1f ms after the gate opened with every byte in place, the stream "
               "finished after %.1f ms with the got bytes; 64 KiB put + sync: stream %.0f us, host put + wait %.0f us\n",
@@ -246,31 +276,11 @@ int runOrder(hetcclComm_t comm, int size) {
 int runBatch(hetcclComm_t comm, int size) {
   constexpr size_t kBlock = (48u << 10) + 8, kBlocks = 128, bytes = kBlock * kBlocks;
   auto perm = [](size_t i) { return (i * 37 + 11) % kBlocks; };  // 37 is coprime with 128: a permutation
-  const int next = (rank_ + 1) % size, prev = (rank_ + size - 1) % size;
-  DevBuf src, region, pub, back;
-  if (!devBuf(comm, bytes, src) || !devBuf(comm, bytes, region) || !devBuf(comm, bytes, pub) || !devBuf(comm, bytes, back))
-    return fail("device buffers");
+  Ring ring;
+  if (const char* what = setUpRing(comm, size, bytes, ring)) return fail(what);
+  auto& [next, prev, unusedBytes, src, region, pub, back, patternHost, garbageHost, outHost, gateMem, gate, toNext,
+         pubOfPrev] = ring;
   std::vector<unsigned char> host(bytes);
-  for (size_t i = 0; i < bytes; ++i) host[i] = pubPattern(rank_, i);
-  if (hip.memcpy(pub.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return fail("fill pub");
-  std::memset(host.data(), 0x5a, bytes);
-  if (hip.memcpy(region.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return fail("fill region");
-  std::memset(host.data(), 0, bytes);
-  if (hip.memcpy(back.ptr, host.data(), bytes, kHipMemcpyDefault) != 0) return fail("clear back");
-  void *patternHost, *garbageHost, *outHost, *gateMem;
-  if (hip.hostMalloc(&patternHost, bytes, 0) || hip.hostMalloc(&garbageHost, bytes, 0) ||
-      hip.hostMalloc(&outHost, bytes, 0) || hip.hostMalloc(&gateMem, 64, 0))
-    return fail("pinned host buffers");
-  for (size_t i = 0; i < bytes; ++i) static_cast<unsigned char*>(patternHost)[i] = pattern(rank_, i);
-  std::memset(garbageHost, 0xA7, bytes);
-  auto* gate = static_cast<uint64_t*>(gateMem);
-  __atomic_store_n(gate, 0, __ATOMIC_RELEASE);
-  std::vector<hetcclMemDesc_t> regionDescs, pubDescs;
-  if (!exchange(comm, region.mem, size, regionDescs) || !exchange(comm, pub.mem, size, pubDescs)) return fail("descriptors");
-  hetcclRemoteMem_t toNext, pubOfPrev;
-  if (hetcclMemImport(comm, &regionDescs[next], &toNext) != hetcclSuccess ||
-      hetcclMemImport(comm, &pubDescs[prev], &pubOfPrev) != hetcclSuccess)
-    return fail("import");
   std::vector<hetcclRmaRange_t> puts, gets;
   for (size_t i = 0; i < kBlocks; ++i) {
     if (i % 2 == 0) puts.push_back({i * kBlock, perm(i) * kBlock, kBlock});
@@ -334,14 +344,7 @@ int runBatch(hetcclComm_t comm, int size) {
   if (hetcclCommGetAsyncError(comm, &async) != hetcclSuccess || async != hetcclSuccess)
     return fail(("asynchronous error " + std::to_string(async) + ": " + asyncMessage(comm)).c_str());
   if (hetcclBarrier(comm, nullptr) != hetcclSuccess) return fail("final barrier");
-  hip.streamDestroy(s);
-  hetcclRemoteMemRelease(toNext);
-  hetcclRemoteMemRelease(pubOfPrev);
-  for (DevBuf* b : {&src, &region, &pub, &back})
-    if (hetcclMemDeregister(b->mem) != hetcclSuccess) return fail("deregister");
-  if (hetcclCommDestroy(comm) != hetcclSuccess) return fail("destroy");
-  for (DevBuf* b : {&src, &region, &pub, &back}) hip.free(b->ptr);
-  for (void* p : {patternHost, garbageHost, outHost, gateMem}) hip.hostFree(p);
+  if (tearDownRing(comm, ring, s) != 0) return 1;
   std::printf("rma_stream_check: rank %d: OK: batch: %zu put and %zu get ranges of %zu bytes on a stream, every block "
               "in place and no other byte touched\n", rank_, puts.size(), gets.size(), kBlock);
   return 0;
