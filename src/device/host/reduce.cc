@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "device/host/reduce_ops.hpp"
+#include "device/host/reduce_x86.hpp"
 
 namespace hetccl::device {
 namespace {
@@ -108,6 +109,11 @@ bool visitType(DataType type, Visitor&& visit) {
 }  // namespace
 
 ReduceFn hostReduceFn(DataType type, RedOpKind op) noexcept {
+  if (ReduceFn fast = x86SixteenBitReduceFn(type, op)) return fast;
+  return portableHostReduceFn(type, op);
+}
+
+ReduceFn portableHostReduceFn(DataType type, RedOpKind op) noexcept {
   if (!isValidDataType(static_cast<int>(type))) return nullptr;
   const auto& row = kKernels[static_cast<size_t>(type)];
   switch (op) {
