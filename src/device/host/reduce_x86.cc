@@ -5,6 +5,7 @@
 #include "device/host/reduce_ops.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define HETCCL_X86_KERNELS 1
 #endif
@@ -88,10 +89,20 @@ __attribute__((target("avx2"))) void reduceBfloat16(void* dst, const void* src, 
   }
 }
 
+/// AVX2 and F16C, and an OS that saves the YMM registers (CPUID and XGETBV; clang 14's
+/// __builtin_cpu_supports does not know "f16c").
 bool cpuHasAvx2F16c() noexcept {
   static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    const bool osxsave = c & (1u << 27), avx = c & (1u << 28), f16c = c & (1u << 29);
+    if (!osxsave || !avx || !f16c) return false;
+    unsigned xcr0Low = 0, xcr0High = 0;
+    __asm__("xgetbv" : "=a"(xcr0Low), "=d"(xcr0High) : "c"(0));
+    if ((xcr0Low & 0x6u) != 0x6u) return false;  // XMM and YMM state enabled by the OS
+    if (__get_cpuid_max(0, nullptr) < 7) return false;
+    __cpuid_count(7, 0, a, b, c, d);
+    return (b & (1u << 5)) != 0;  // AVX2
   }();
   return has;
 }
