@@ -7,7 +7,7 @@
 
 #include "bootstrap/unique_id.hpp"
 #include "core/error.hpp"
-#include "hetccl-run/free_port.hpp"
+#include "net/free_port.hpp"
 #include "hetccl-run/launch_plan.hpp"
 #include "hetccl-run/run_options.hpp"
 #include "hetccl-run/supervisor.hpp"
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
-    auto id = hetccl::bootstrap::makeLauncherId(freeLoopbackAddress());
+    auto id = hetccl::bootstrap::makeLauncherId(hetccl::net::freeLoopbackAddress());
     LaunchPlan plan = makeLaunchPlan(options, id.toHex());
     SupervisorSettings settings;
     settings.graceSeconds = options.graceSeconds;

@@ -10,6 +10,7 @@
 #include "bootstrap/wire.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "net/free_port.hpp"
 
 namespace hetccl::bootstrap::testing {
 
@@ -58,10 +59,7 @@ void onEveryRank(std::vector<JoinResult>& ranks, const std::function<void(int, B
   for (auto& t : threads) t.join();
 }
 
-uint16_t freeLoopbackPort() {
-  net::Listener probe(net::SocketAddress::parse("127.0.0.1:0"));
-  return probe.address().port();
-}
+uint16_t freeLoopbackPort() { return net::freeLoopbackAddress().port(); }
 
 ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
   const char* old = std::getenv(name);

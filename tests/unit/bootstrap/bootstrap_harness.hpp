@@ -38,7 +38,8 @@ std::vector<JoinResult> joinAll(const UniqueId& id, int nranks, const JoinOption
 /// Runs `body(rank, bootstrap)` on one thread per rank and joins them.
 void onEveryRank(std::vector<JoinResult>& ranks, const std::function<void(int, Bootstrap&)>& body);
 
-/// A port on 127.0.0.1 that was free a moment ago (for launcher ids, whose port must be fixed).
+/// A port on 127.0.0.1 that was free a moment ago, below the ephemeral range (net/free_port.hpp; for
+/// launcher ids, whose port must be fixed).
 uint16_t freeLoopbackPort();
 
 /// Sets HETCCL_TIMEOUT (seconds) and reloads the configuration; restores the old value on destruction.

@@ -1,4 +1,4 @@
-#include "hetccl-run/free_port.hpp"
+#include "net/free_port.hpp"
 
 #include <fstream>
 #include <random>
@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace hetccl::run {
+namespace hetccl::net {
 namespace {
 
 /// The lowest port the kernel hands out by itself (bind to port 0, outgoing connections): the start of
@@ -20,7 +20,7 @@ int ephemeralLow() {
 
 }  // namespace
 
-net::SocketAddress freeLoopbackAddress() {
+SocketAddress freeLoopbackAddress() {
   // Below the ephemeral range no other process's bind(0) or outgoing connection takes the port between
   // this probe and rank 0's bind; only a program binding that very port could. (A port from the
   // ephemeral range was taken by a concurrent job's connection now and then in CI.)
@@ -30,15 +30,15 @@ net::SocketAddress freeLoopbackAddress() {
     std::uniform_int_distribution<int> port(10000, low - 1);
     for (int attempt = 0; attempt < 64; ++attempt) {
       try {
-        net::Listener probe(net::SocketAddress::parse("127.0.0.1:" + std::to_string(port(rng))), 1);
+        Listener probe(SocketAddress::parse("127.0.0.1:" + std::to_string(port(rng))), 1);
         return probe.address();  // the probe closes here, leaving the port free for rank 0
       } catch (const SystemError&) {
         // in use: try another
       }
     }
   }
-  net::Listener probe(net::SocketAddress::parse("127.0.0.1:0"), 1);
+  Listener probe(SocketAddress::parse("127.0.0.1:0"), 1);
   return probe.address();
 }
 
-}  // namespace hetccl::run
+}  // namespace hetccl::net
