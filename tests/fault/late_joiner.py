@@ -18,6 +18,7 @@ Usage: late_joiner.py BUILD_DIR      Exit status 0 passed, 1 failed.
 import os
 import re
 import secrets
+import random
 import signal
 import socket
 import subprocess
@@ -33,6 +34,21 @@ REMOTE_ERROR = 6
 
 
 def free_port():
+    """A loopback port free a moment ago, below the kernel's ephemeral range when possible (as
+    src/net/free_port.cc: no other process's bind(0) or outgoing connection takes it before rank 0 binds)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    rng = random.SystemRandom()
+    for _ in range(64 if low > 10000 else 0):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", rng.randrange(10000, low)))
+            except OSError:
+                continue
+            return s.getsockname()[1]
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
