@@ -9,7 +9,8 @@ Run under torchrun, one process per GPU:
   torchrun ... --backend gloo --max-bytes 256M        # Gloo on CUDA tensors (host-staged)
 
 Sizes follow nccl-tests (and hetccl-perf): the size of a row is the largest buffer of the call (the output
-of all_gather, the input of reduce_scatter); busbw = algbw x the nccl-tests factor. float32 data.
+of all_gather, the input of reduce_scatter); busbw = algbw x the nccl-tests factor. float32 data unless
+--dtype float16 / bfloat16.
 Output, rank 0, one line per collective and size (the format summarize_device_bench.parse_torch reads):
   nccl  cuda all_reduce        1048576 B        20.1 us  algbw    52.10  busbw    91.18 GB/s
 Every call's result is checked once per size (all ones in -> exact sums out); a wrong result exits 1.
@@ -34,22 +35,24 @@ def parse_bytes(text):
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
-def make_call(coll, size, n, dev):
+def make_call(coll, size, n, dev, dtype=torch.float32):
     """(call, expected value of the output, output tensor) for `size` bytes."""
-    elems = max(n, size // 4 // n * n)  # the largest buffer, a multiple of n elements
+    esize = torch.tensor([], dtype=dtype).element_size()
+    elems = max(n, size // esize // n * n)  # the largest buffer, a multiple of n elements
+    kw = {"device": dev, "dtype": dtype}
     if coll == "all_reduce":
-        x = torch.ones(elems, device=dev)
+        x = torch.ones(elems, **kw)
         return (lambda: dist.all_reduce(x)), None, x
     if coll == "all_gather":
-        x = torch.ones(elems // n, device=dev)
-        out = torch.empty(elems, device=dev)
+        x = torch.ones(elems // n, **kw)
+        out = torch.empty(elems, **kw)
         return (lambda: dist.all_gather_into_tensor(out, x)), 1.0, out
     if coll == "reduce_scatter":
-        x = torch.ones(elems, device=dev)
-        out = torch.empty(elems // n, device=dev)
+        x = torch.ones(elems, **kw)
+        out = torch.empty(elems // n, **kw)
         return (lambda: dist.reduce_scatter_tensor(out, x)), float(n), out
-    x = torch.ones(elems, device=dev)
-    out = torch.empty(elems, device=dev)
+    x = torch.ones(elems, **kw)
+    out = torch.empty(elems, **kw)
     return (lambda: dist.all_to_all_single(out, x)), 1.0, out
 
 
@@ -62,7 +65,9 @@ def main():
     p.add_argument("-f", type=int, default=4, help="size multiplier")
     p.add_argument("-n", type=int, default=20, help="timed iterations")
     p.add_argument("-w", type=int, default=5, help="warm-up iterations")
+    p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     a = p.parse_args()
+    dtype = getattr(torch, a.dtype)
     colls = a.colls.split(",")
     if any(c not in COLLS for c in colls):
         sys.exit(f"unknown collective in --colls {a.colls}")
@@ -74,7 +79,7 @@ def main():
     for coll in colls:
         size = parse_bytes(a.min_bytes)
         while size <= parse_bytes(a.max_bytes):
-            call, want, out = make_call(coll, size, n, dev)
+            call, want, out = make_call(coll, size, n, dev, dtype)
             call()
             torch.cuda.synchronize()
             # all_reduce in place: one call on ones gives n everywhere (later calls keep multiplying).
@@ -92,7 +97,7 @@ def main():
                 call()
             torch.cuda.synchronize()
             dt = (time.perf_counter() - t) / a.n
-            nbytes = out.numel() * 4 if coll != "reduce_scatter" else out.numel() * 4 * n
+            nbytes = out.numel() * out.element_size() * (n if coll == "reduce_scatter" else 1)
             algbw = nbytes / dt / 1e9
             if r == 0:
                 print(f"{a.backend:5s} cuda {coll:14s} {nbytes:12d} B  {dt * 1e6:10.1f} us  "
