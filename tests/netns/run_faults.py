@@ -287,8 +287,12 @@ class Run:
     def root_stopped_mid_answers(self, msg):
         """The one accepted exception to naming the victim (docs/RELIABILITY.md, known limits): the root
         (rank 0) went silent while answering the rendezvous, so a survivor with its table waits for a
-        survivor without one, and names that rank at its deadline, which itself names the root."""
-        m = re.search(r"\brank (\d+) \(host node\d+\) did not connect to this rank's bootstrap mesh", msg)
+        survivor without one, and names that rank at its deadline, which itself names the root. Both
+        directions: the survivor with its table accepts (the other "did not connect to this rank's bootstrap
+        mesh") or connects (the other's listener, bound before it joined the root, "accepted the connection
+        but never answered the hetccl bootstrap handshake": its acceptor starts only with its table)."""
+        m = re.search(r"\brank (\d+) \(host node\d+\) (?:did not connect to this rank's bootstrap mesh|"
+                      r"accepted the connection but never answered the hetccl bootstrap handshake)", msg)
         if not (self.phase == "init_mid" and self.kind == "silent" and self.victim == 0 and m):
             return False
         other = self.procs[int(m.group(1))]
