@@ -19,32 +19,8 @@ using host_ops::ElementTraits;
 
 constexpr size_t kBlock = 32;  // elements per step: four 8-lane conversions
 
-/// float16: F16C conversions of a block into float, the operator over the block, F16C back.
-template <typename Op>
-__attribute__((target("avx2,f16c"))) void reduceHalf(void* dst, const void* src, size_t count) {
-  auto* d = static_cast<uint16_t*>(dst);
-  const auto* s = static_cast<const uint16_t*>(src);
-  size_t i = 0;
-  for (; i + kBlock <= count; i += kBlock) {
-    alignas(32) float a[kBlock], b[kBlock];
-    for (size_t k = 0; k < kBlock; k += 8) {
-      _mm256_store_ps(a + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i + k))));
-      _mm256_store_ps(b + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + k))));
-    }
-    for (size_t j = 0; j < kBlock; ++j) a[j] = Op::apply(a[j], b[j]);
-    for (size_t k = 0; k < kBlock; k += 8)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + k),
-                       _mm256_cvtps_ph(_mm256_load_ps(a + k), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  }
-  using Traits = ElementTraits<Half>;
-  for (; i < count; ++i) {
-    Half x{d[i]}, y{s[i]};
-    d[i] = Traits::store(Op::apply(Traits::load(x), Traits::load(y))).bits;
-  }
-}
-
 /// 8 bfloat16 values as floats: the bits shifted up, NaNs quieted (as bfloat16ToFloat).
-__attribute__((target("avx2"))) inline __m256 bfloat16x8ToFloat(const uint16_t* p) {
+__attribute__((target("avx2,f16c"))) inline __m256 bfloat16x8ToFloat(const uint16_t* p) {
   const __m256i bits = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16);
   const __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
   const __m256i nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f800000));
@@ -53,7 +29,7 @@ __attribute__((target("avx2"))) inline __m256 bfloat16x8ToFloat(const uint16_t* 
 
 /// 8 floats rounded to bfloat16 (nearest even; NaN: quieted, sign and top payload kept; as
 /// floatToBfloat16), as 32-bit lanes holding the 16-bit results.
-__attribute__((target("avx2"))) inline __m256i floatToBfloat16x8(__m256 x) {
+__attribute__((target("avx2,f16c"))) inline __m256i floatToBfloat16x8(__m256 x) {
   const __m256i bits = _mm256_castps_si256(x);
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
   const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb)), 16);
@@ -62,31 +38,58 @@ __attribute__((target("avx2"))) inline __m256i floatToBfloat16x8(__m256 x) {
   return _mm256_blendv_epi8(rounded, quietNan, nan);
 }
 
-/// bfloat16: the conversions above on a block, the operator over the block in float.
-template <typename Op>
-__attribute__((target("avx2"))) void reduceBfloat16(void* dst, const void* src, size_t count) {
+/// How 8 lanes of a 16-bit format become floats and back.
+struct HalfLanes {  // F16C
+  using Element = Half;
+  __attribute__((target("avx2,f16c"))) static __m256 load8(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  __attribute__((target("avx2,f16c"))) static void store8(uint16_t* p, __m256 x) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+};
+struct Bfloat16Lanes {  // the integer conversions above
+  using Element = Bfloat16;
+  __attribute__((target("avx2,f16c"))) static __m256 load8(const uint16_t* p) { return bfloat16x8ToFloat(p); }
+  __attribute__((target("avx2,f16c"))) static void store8(uint16_t* p, __m256 x) {
+    const __m256i lanes = floatToBfloat16x8(x);  // 16-bit results in 32-bit lanes: pack the two halves
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                     _mm_packus_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1)));
+  }
+};
+
+/// A block of each operand into float, the operator over the block, the block back; the tail through the
+/// portable element conversions.
+template <typename Lanes, typename Op>
+__attribute__((target("avx2,f16c"))) void reduceSixteenBit(void* dst, const void* src, size_t count) {
   auto* d = static_cast<uint16_t*>(dst);
   const auto* s = static_cast<const uint16_t*>(src);
   size_t i = 0;
   for (; i + kBlock <= count; i += kBlock) {
     alignas(32) float a[kBlock], b[kBlock];
     for (size_t k = 0; k < kBlock; k += 8) {
-      _mm256_store_ps(a + k, bfloat16x8ToFloat(d + i + k));
-      _mm256_store_ps(b + k, bfloat16x8ToFloat(s + i + k));
+      _mm256_store_ps(a + k, Lanes::load8(d + i + k));
+      _mm256_store_ps(b + k, Lanes::load8(s + i + k));
     }
     for (size_t j = 0; j < kBlock; ++j) a[j] = Op::apply(a[j], b[j]);
-    for (size_t k = 0; k < kBlock; k += 16) {
-      // Two 8-lane results packed to 16 uint16 (packus works per 128-bit lane: restore the order).
-      const __m256i packed = _mm256_packus_epi32(floatToBfloat16x8(_mm256_load_ps(a + k)),
-                                                 floatToBfloat16x8(_mm256_load_ps(a + k + 8)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i + k), _mm256_permute4x64_epi64(packed, 0xd8));
-    }
+    for (size_t k = 0; k < kBlock; k += 8) Lanes::store8(d + i + k, _mm256_load_ps(a + k));
   }
-  using Traits = ElementTraits<Bfloat16>;
-  for (; i < count; ++i) {
-    Bfloat16 x{d[i]}, y{s[i]};
-    d[i] = Traits::store(Op::apply(Traits::load(x), Traits::load(y))).bits;
+  using E = typename Lanes::Element;
+  using Traits = ElementTraits<E>;
+  for (; i < count; ++i) d[i] = Traits::store(Op::apply(Traits::load(E{d[i]}), Traits::load(E{s[i]}))).bits;
+}
+
+template <typename Lanes>
+ReduceFn sixteenBitKernel(RedOpKind op) noexcept {
+  switch (op) {
+    case RedOpKind::Sum:
+    case RedOpKind::Avg:
+    case RedOpKind::PreMulSum: return &reduceSixteenBit<Lanes, host_ops::SumOp>;
+    case RedOpKind::Prod: return &reduceSixteenBit<Lanes, host_ops::ProdOp>;
+    case RedOpKind::Max: return &reduceSixteenBit<Lanes, host_ops::MaxOp>;
+    case RedOpKind::Min: return &reduceSixteenBit<Lanes, host_ops::MinOp>;
   }
+  return nullptr;
 }
 
 /// AVX2 and F16C, and an OS that saves the YMM registers (CPUID and XGETBV; clang 14's
@@ -111,16 +114,8 @@ bool cpuHasAvx2F16c() noexcept {
 
 ReduceFn x86SixteenBitReduceFn(DataType type, RedOpKind op) noexcept {
   if (!cpuHasAvx2F16c()) return nullptr;
-  const bool half = type == DataType::Float16;
-  if (!half && type != DataType::Bfloat16) return nullptr;
-  switch (op) {
-    case RedOpKind::Sum:
-    case RedOpKind::Avg:
-    case RedOpKind::PreMulSum: return half ? &reduceHalf<host_ops::SumOp> : &reduceBfloat16<host_ops::SumOp>;
-    case RedOpKind::Prod: return half ? &reduceHalf<host_ops::ProdOp> : &reduceBfloat16<host_ops::ProdOp>;
-    case RedOpKind::Max: return half ? &reduceHalf<host_ops::MaxOp> : &reduceBfloat16<host_ops::MaxOp>;
-    case RedOpKind::Min: return half ? &reduceHalf<host_ops::MinOp> : &reduceBfloat16<host_ops::MinOp>;
-  }
+  if (type == DataType::Float16) return sixteenBitKernel<HalfLanes>(op);
+  if (type == DataType::Bfloat16) return sixteenBitKernel<Bfloat16Lanes>(op);
   return nullptr;
 }
 

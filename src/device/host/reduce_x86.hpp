@@ -1,6 +1,6 @@
 // Host reduction kernels of the 16-bit float types for x86-64 CPUs with AVX2 and F16C (every x86-64 CPU
-// since 2013): float16 converted by the F16C instructions, bfloat16 by the portable integer conversions
-// compiled for AVX2, the arithmetic in float either way. Bit for bit the portable kernels' results
+// since 2013): float16 converted by the F16C instructions, bfloat16 by the portable code's integer
+// conversions done in AVX2 lanes, the arithmetic in float either way. Bit for bit the portable kernels' results
 // (reduce.cc): F16C converts exactly and rounds to nearest even, quiets NaNs keeping sign and top
 // payload bits, and no float result of two 16-bit operands is subnormal, so MXCSR's DAZ/FTZ cannot
 // matter. The portable float16 kernel ran at about 1 GB/s on the H100 machine's CPU, a fifth of float's
