@@ -241,6 +241,13 @@ class Memory:
             raise InvalidArgumentError("this Memory was deregistered", 4)
         return self._m
 
+    def _live_towards(self, remote):
+        """This registration's handle for a transfer with `remote`, which must be a RemoteMemory."""
+        m = self._live()
+        if not isinstance(remote, RemoteMemory):
+            raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
+        return m
+
     def descriptor(self) -> bytes:
         """The registration's descriptor (128 bytes; no secret, no address): give it to the peers."""
         if self._desc is None:
@@ -250,9 +257,7 @@ class Memory:
         return self._desc
 
     def _one(self, func, local_offset, remote, remote_offset, nbytes):
-        m = self._live()
-        if not isinstance(remote, RemoteMemory):
-            raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
+        m = self._live_towards(remote)
         req = ctypes.c_void_p()
         rc = func(m, int(local_offset), remote._r, int(remote_offset), int(nbytes), ctypes.byref(req))
         if rc:
@@ -276,18 +281,14 @@ class Memory:
         return 0
 
     def _on_stream(self, name, local_offset, remote, remote_offset, nbytes, stream):
-        m = self._live()
-        if not isinstance(remote, RemoteMemory):
-            raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
+        m = self._live_towards(remote)
         s = self._stream_of(stream)
         rc = _stream_fn(name)(m, int(local_offset), remote._r, int(remote_offset), int(nbytes), s or None)
         if rc:
             check(rc, self._comm._h)
 
     def _batch_on_stream(self, name, remote, ranges, stream):
-        m = self._live()
-        if not isinstance(remote, RemoteMemory):
-            raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
+        m = self._live_towards(remote)
         ptr, n, _keep = _ranges(ranges)  # the library copies the ranges during the call
         s = self._stream_of(stream)
         rc = _stream_fn(name)(m, remote._r, ptr, n, s or None)
@@ -317,9 +318,7 @@ class Memory:
         self._batch_on_stream("hetcclGetBatchOnStream", remote, ranges, stream)
 
     def _batch(self, func, remote, ranges):
-        m = self._live()
-        if not isinstance(remote, RemoteMemory):
-            raise InvalidArgumentError("remote: expected a RemoteMemory (comm.import_descriptor(bytes))", 4)
+        m = self._live_towards(remote)
         ptr, n, keep = _ranges(ranges)
         req = ctypes.c_void_p()
         rc = func(m, remote._r, ptr, n, ctypes.byref(req))
