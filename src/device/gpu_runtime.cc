@@ -77,6 +77,25 @@ void GpuRuntime::unregisterHost(void* ptr) noexcept {
     HETCCL_WARN(log::kInit, name_, " runtime: ", plugin_.lastError());
 }
 
+GpuRuntime::IpcExport GpuRuntime::exportMemory(const void* ptr) const {
+  if (!sharesMemory()) throw Error(Result::UnhandledCudaError, concat(name_, " runtime: its plugin has no IPC handles"));
+  IpcExport e;
+  check(plugin_.ipcExport(ptr, e.handle.data(), &e.offset, &e.allocBytes));
+  return e;
+}
+
+GpuRuntime::IpcMapping GpuRuntime::openMemory(const IpcHandle& handle) {
+  if (!sharesMemory()) throw Error(Result::UnhandledCudaError, concat(name_, " runtime: its plugin has no IPC handles"));
+  IpcMapping m;
+  check(plugin_.ipcOpen(handle.data(), &m.base, &m.bytes));
+  return m;
+}
+
+void GpuRuntime::closeMemory(void* base) noexcept {
+  if (base && sharesMemory() && plugin_.ipcClose(base) != HETCCL_GPU_OK)
+    HETCCL_WARN(log::kInit, name_, " runtime: ", plugin_.lastError());
+}
+
 GpuRuntime::PointerInfo GpuRuntime::query(const void* ptr) const {
   PointerInfo info;
   check(plugin_.pointerQuery(ptr, &info.memType, &info.device));

@@ -8,6 +8,7 @@
 // the calling thread's current device.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -92,6 +93,26 @@ class GpuRuntime final : public Runtime {
   void scale(void* dst, const void* src, size_t count, DataType type, const void* scalar, Stream stream);
   /// buf = buf / n (Avg; integers truncate toward zero; n == 0 changes nothing).
   void divide(void* buf, size_t count, DataType type, uint64_t n, Stream stream);
+
+  // --- device memory shared with other processes of this host (IPC) ---
+  /// True when the plugin offers IPC handles at all (a plugin may leave them out).
+  bool sharesMemory() const noexcept { return plugin_.ipcExport && plugin_.ipcOpen && plugin_.ipcClose; }
+  using IpcHandle = std::array<unsigned char, HETCCL_GPU_IPC_HANDLE_BYTES>;
+  struct IpcExport {
+    IpcHandle handle{};     ///< names the allocation that holds the pointer
+    size_t offset = 0;      ///< of the pointer in that allocation
+    size_t allocBytes = 0;  ///< the allocation's size
+  };
+  /// Exports the allocation holding `ptr`; throws (UnhandledCudaError naming the vendor call) where the
+  /// runtime cannot share it (host, managed, pool or virtual-memory allocations) or has no IPC at all.
+  IpcExport exportMemory(const void* ptr) const;
+  struct IpcMapping {
+    void* base = nullptr;
+    size_t bytes = 0;
+  };
+  /// Maps another process's exported allocation; close it with closeMemory(base). Throws on failure.
+  IpcMapping openMemory(const IpcHandle& handle);
+  void closeMemory(void* base) noexcept;
 
   const hetcclGpuPlugin_t& plugin() const noexcept { return plugin_; }
 

@@ -69,13 +69,14 @@ LoadResult loadPluginFile(const char* fileName, const char* configVar) {
     result.reason = concat(fileName, " not loaded (", openErrors, ")");
     return result;
   }
-  const auto* plugin = static_cast<const hetcclGpuPlugin_t*>(dlsym(handle, HETCCL_GPU_PLUGIN_SYMBOL_V2));
+  const auto* plugin = static_cast<const hetcclGpuPlugin_t*>(dlsym(handle, HETCCL_GPU_PLUGIN_SYMBOL));
   if (!plugin || plugin->version != HETCCL_GPU_PLUGIN_VERSION) {
-    const bool v1 = !plugin && dlsym(handle, "hetcclGpuPlugin_v1");  // an older plugin: say so
-    const int found = plugin ? plugin->version : 1;
-    result.reason = plugin || v1 ? concat(path, " implements GPU plugin interface version ", found,
-                                          ", this hetccl needs ", HETCCL_GPU_PLUGIN_VERSION)
-                                 : concat(path, " has no symbol ", HETCCL_GPU_PLUGIN_SYMBOL_V2);
+    int found = plugin ? plugin->version : 0;  // an older plugin exports only its own version's symbol: say so
+    for (int v = HETCCL_GPU_PLUGIN_VERSION - 1; v >= 1 && found == 0; --v)
+      if (dlsym(handle, concat("hetcclGpuPlugin_v", v).c_str())) found = v;
+    result.reason = found ? concat(path, " implements GPU plugin interface version ", found, ", this hetccl needs ",
+                                   HETCCL_GPU_PLUGIN_VERSION)
+                          : concat(path, " has no symbol ", HETCCL_GPU_PLUGIN_SYMBOL);
     dlclose(handle);  // nothing of it ran yet
     return result;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rma/memory_access.hpp"
+#include "rma/peer_mappings.hpp"
 #include "rma/piece_plan.hpp"
 #include "rma/region_table.hpp"
 #include "rma/request.hpp"
@@ -36,6 +37,7 @@ struct OutMsg {
   MemKind srcKind = MemKind::Host;
   std::vector<uint64_t> srcOffsets;   ///< per range: where its bytes start at src
   std::vector<uint64_t> sizes;        ///< per range: bytes
+  std::vector<unsigned char> source;  ///< kCopiedByTarget: WireSource + source offsets, sent after the table
   std::vector<Piece> pieces;
   std::optional<RegionRef> heldRegion;  ///< GetResp: released once every piece was sent
   std::shared_ptr<Request> request;     ///< Put/GetReq: failed if the message cannot be sent
@@ -83,16 +85,22 @@ struct Channel {
   /// A pair of ranks of one host (window.hpp): the pieces of each direction cross these instead of the
   /// connections (headers, tables and answers still take the connections).
   std::unique_ptr<Window> outWindow, inWindow;
+  /// GPU ranks of one vendor on one host (peer_copy.cc): the peer maps this rank's device allocations and
+  /// copies the data of this rank's transfers itself (peerCopies), and this rank does so for the peer's
+  /// (mapped: its allocations mapped here; null when not).
+  bool peerCopies = false;
+  std::unique_ptr<PeerMappings> mapped;
   WindowCursor windowOut;                       ///< how far sending.front() is through outWindow
   std::deque<std::shared_ptr<OutMsg>> sending;  ///< taken from queue, in order
   size_t nextPiece = 0;                         ///< of sending.front(), once its header is posted
   bool headerPosted = false;
   std::deque<SendInFlight> sendInFlight;
 
-  enum class RecvPhase { Idle, Header, Table, Pieces, Closed } phase = RecvPhase::Idle;
+  enum class RecvPhase { Idle, Header, Table, Source, Pieces, Closed } phase = RecvPhase::Idle;
   WireHeader header;
-  transport::Request headerReq = 0, tableReq = 0;
+  transport::Request headerReq = 0, tableReq = 0, sourceReq = 0;
   std::vector<WireRange> table;
+  std::vector<unsigned char> source;  ///< kCopiedByTarget: WireSource + source offsets
   Incoming in;
   std::deque<RecvInFlight> recvInFlight;
 };

@@ -60,6 +60,8 @@ class MemoryAccess {
   bool hasGpu() const { return gpu_ != nullptr; }
   /// This rank's GPU runtime, or nullptr on a CPU rank.
   device::GpuRuntime* gpu() const { return gpu_; }
+  /// The kind of this rank's device memory (Host on a CPU rank).
+  MemKind gpuKind() const { return gpuKind_; }
 
  private:
   void freeBuffer(Buffer b) noexcept;

@@ -26,7 +26,7 @@ const char* statusText(Status s) {
     case Status::Stale: return "the remote region was deregistered (stale descriptor)";
     case Status::Unknown: return "the target has no such region (forged or corrupted reference)";
     case Status::OutOfBounds: return "a range lies outside the remote region";
-    case Status::Failed: return "the target could not copy the data into its memory (see its log)";
+    case Status::Failed: return "the target could not copy the data (see its log)";
   }
   return "unknown status";
 }
@@ -128,6 +128,8 @@ bool RmaService::progressSend(int peer, Channel& ch) {
       if (msg->header.nranges > 1 && (msg->header.type == static_cast<uint32_t>(MsgType::Put) ||
                                       msg->header.type == static_cast<uint32_t>(MsgType::GetReq)))
         ch.sendInFlight.push_back({ch.send->isend(msg->table.data(), msg->table.size() * sizeof(WireRange)), {}, msg, false});
+      if (!msg->source.empty())  // kCopiedByTarget: what the target maps and copies from/to
+        ch.sendInFlight.push_back({ch.send->isend(msg->source.data(), msg->source.size()), {}, msg, false});
       ch.headerPosted = true;
       ch.nextPiece = 0;
     } else if (ch.outWindow) {  // a pair of one host: the message's bytes through the window (window_path.cc)
@@ -188,6 +190,10 @@ bool RmaService::progressRecv(int peer, Channel& ch) {
     case Phase::Table:
       if (!ch.recv->test(ch.tableReq)) return false;
       onTable(peer, ch);
+      return true;
+    case Phase::Source:
+      if (!ch.recv->test(ch.sourceReq)) return false;
+      copyByTarget(peer, ch);
       return true;
     case Phase::Closed:
       return false;
@@ -260,11 +266,13 @@ void RmaService::onHeader(int peer, Channel& ch) {
     return PeerError(peer, peers_[peer].hostId, concat(peerName(peer), " sent a malformed RMA message: ", why));
   };
   if (h.magic != kWireMagic) throw malformed("bad magic");
+  if (h.flags & ~kCopiedByTarget) throw malformed("unknown flags");
   switch (static_cast<MsgType>(h.type)) {
     case MsgType::Put:
     case MsgType::GetReq:
       if (h.nranges == 0 || h.nranges > kMaxRanges) throw malformed("bad range count");
       if (h.pieceMax == 0 || h.pieceMax > kMaxPieceBytes || h.packMax > kMaxPieceBytes) throw malformed("bad piece limits");
+      if ((h.flags & kCopiedByTarget) && !ch.mapped) throw malformed("a device-to-device transfer that was not agreed on");
       if (h.nranges == 1) {
         ch.table.assign(1, WireRange{h.offset, h.bytes});
         onTable(peer, ch);
@@ -286,8 +294,10 @@ void RmaService::onHeader(int peer, Channel& ch) {
       const bool isGet = static_cast<MsgType>(h.type) == MsgType::GetResp;
       std::shared_ptr<Request> req = takeRequest(h.id);
       if (!req || req->peer != peer || req->isGet != isGet) throw malformed("an answer to no request of this rank");
+      if (isGet && ((h.flags & kCopiedByTarget) != 0) != req->copiedByTarget)
+        throw malformed("a get answered by another path than it was asked by");
       const auto status = static_cast<Status>(h.status);
-      if (status != Status::Ok || !isGet) {
+      if (status != Status::Ok || !isGet || req->copiedByTarget) {  // (a get the target copied: its data is in place)
         std::string why;
         if (status == Status::OutOfBounds)
           why = concat(": range [", h.offset, ", ", h.offset + h.badBytes, ") lies outside the remote region's ",
@@ -347,6 +357,12 @@ void RmaService::onTable(int peer, Channel& ch) {
   }
   if (total != h.totalBytes)
     throw PeerError(peer, peers_[peer].hostId, concat(peerName(peer), " sent a malformed RMA message: sizes disagree"));
+  if (h.flags & kCopiedByTarget) {  // the source follows; then the target copies (peer_copy.cc)
+    ch.source.assign(sizeof(WireSource) + ch.table.size() * sizeof(uint64_t), 0);
+    ch.sourceReq = ch.recv->irecv(ch.source.data(), ch.source.size());
+    ch.phase = Channel::RecvPhase::Source;
+    return;
+  }
   const RegionRef ref{h.slot, h.generation};
   Access a = regions_.acquire(ref, ch.table);
   std::vector<uint64_t> offsets, sizes;
@@ -442,6 +458,7 @@ void RmaService::releaseChannel(Channel& ch) noexcept {
     }
   for (RecvInFlight& f : ch.recvInFlight) memory_->recycle(f.staging);
   if (ch.in.held) regions_.release(*ch.in.held);
+  if (ch.mapped) ch.mapped->closeAll();  // no copy is in flight: copyByTarget completes its copies
   ch.sendInFlight.clear();
   ch.sending.clear();
   ch.recvInFlight.clear();

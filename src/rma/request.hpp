@@ -4,11 +4,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/deadline.hpp"
 #include "core/result.hpp"
+#include "device/gpu_runtime.hpp"
 #include "rma/descriptor.hpp"
 #include "rma/piece_plan.hpp"
 #include "rma/region_table.hpp"
@@ -43,6 +45,8 @@ struct LocalMem {
   MemKind kind = MemKind::Host;
   RegionRef ref;
   DescriptorBytes descriptor{};
+  /// Device memory a peer of one host may map (peer_copy.cc): the vendor's IPC handle of its allocation.
+  std::optional<device::GpuRuntime::IpcExport> shared;
   std::atomic<int> pending{0};  ///< requests that use it and are not finished
 };
 
@@ -62,6 +66,7 @@ struct Request {
   std::shared_ptr<RmaService> service;
   std::shared_ptr<LocalMem> local;  ///< dropped when the request finishes
   std::vector<Range> ranges;        ///< merged
+  bool copiedByTarget = false;      ///< sent as kCopiedByTarget: a GetResp brings no pieces
   Deadline deadline{Clock::time_point{}};
   State state = State::Pending;
   Result code = Result::Success;

@@ -66,6 +66,7 @@ void RmaService::start(Communicator& comm) {
   dead_.resize(size());
   paths_.resize(size());
   setUpWindows(boot);
+  setUpPeerCopies(boot);
   for (int p = 0; p < size(); ++p) {
     if (p == rank_) {
       paths_[p] = "self (no RMA: local memory)";
@@ -74,7 +75,12 @@ void RmaService::start(Communicator& comm) {
     channels_[p].send = &links_->sendTo(p);
     channels_[p].recv = &links_->recvFrom(p);
     const Channel& ch = channels_[p];
-    paths_[p] = concat("rma to rank ", p, ": ",
+    const std::string ipc = ch.peerCopies || ch.mapped
+                                ? concat("device registrations copied device to device by the target (IPC mappings; ",
+                                         ch.peerCopies ? "to" : "not to", " it, ", ch.mapped ? "from" : "not from",
+                                         " it), else ")
+                                : "";
+    paths_[p] = concat("rma to rank ", p, ": ", ipc,
                        ch.outWindow || ch.inWindow
                            ? concat("window (pinned shared memory, ", memory_->hasGpu() ? "copy engines" : "memcpy",
                                     "; sends ", ch.outWindow ? "window" : "connection", ", receives ",
@@ -120,6 +126,7 @@ std::shared_ptr<LocalMem> RmaService::registerMemory(void* buf, uint64_t bytes) 
   m->bytes = bytes;
   m->kind = memory_->kindOf(buf);
   m->ref = regions_.add(buf, bytes, m->kind);
+  exportForPeers(*m);
   Descriptor d;
   d.kind = m->kind;
   d.owner = rank_;
@@ -182,7 +189,9 @@ std::shared_ptr<Request> RmaService::makeTransfer(bool isGet, const RemoteMem& r
     msg->table.reserve(req->ranges.size());
     for (const Range& r : req->ranges) msg->table.push_back({r.remote, r.bytes});
   }
-  if (!isGet) {
+  if (channels_[req->peer].peerCopies && local->shared) {  // the target copies (peer_copy.cc): no pieces
+    addSource(*msg, *req, *local);
+  } else if (!isGet) {
     msg->src = local->base;
     msg->srcKind = local->kind;
     for (const Range& r : req->ranges) {

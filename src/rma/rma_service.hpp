@@ -60,6 +60,10 @@ std::string describePath(std::string_view transport, bool gpuRank);
 /// Whether HETCCL_RMA_WINDOW asks for a window between `self` and `peer` (one host; auto: either has a
 /// GPU). Throws InvalidArgument for an unknown setting. The window is used where it could be made.
 bool windowWanted(const PeerInfo& self, const PeerInfo& peer);
+/// Whether HETCCL_RMA_IPC lets `peer` and `self` (GPU ranks of one vendor on one host) copy each other's
+/// device registrations through IPC mappings; whether the runtime allows it shows at hetcclRmaInit.
+/// Throws InvalidArgument for an unknown setting.
+bool peerCopyWanted(const PeerInfo& self, const PeerInfo& peer);
 
 class RmaService final : public CommExtension, public std::enable_shared_from_this<RmaService> {
  public:
@@ -154,6 +158,16 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   bool sendWindowChunks(Channel& ch, OutMsg& msg, bool& moved);
   /// Copies out (applies) every published chunk of the incoming transfer; finishes it when complete.
   bool recvWindowChunks(int peer, Channel& ch);
+
+  // --- the device-to-device path between GPU ranks of one vendor on one host (peer_copy.cc) ---
+  /// Collective: agrees, per direction, where the target maps the initiator's device allocations.
+  void setUpPeerCopies(bootstrap::Bootstrap& boot);
+  /// Registration: exports the IPC handle of a device registration when some peer could copy it.
+  void exportForPeers(LocalMem& mem);
+  /// makeTransfer: makes `msg` a kCopiedByTarget transfer of `local` (which has an export).
+  void addSource(OutMsg& msg, Request& req, const LocalMem& local);
+  /// Progress thread, target side: checks, maps, copies, answers.
+  void copyByTarget(int peer, Channel& ch);
 
   // --- progress thread (progress.cc) ---
   void progressLoop();

@@ -10,6 +10,12 @@
 //   Notify   header only (tag in `offset`).
 //   Ack      target -> initiator: header (status, region size in `bytes`, the bad range).
 //   Bye      the sender stops its RMA service (finalize/destroy): nothing more comes.
+// Copied by the target (GPU ranks of one vendor on one host, peer_copy.cc): a Put or GetReq with
+// kCopiedByTarget in `flags` carries, after its [table], a WireSource naming the initiator's device
+// allocation and nranges uint64 source offsets in it, and no pieces. The target maps that allocation
+// (peer_mappings.hpp), checks every source range against the mapping's size, copies device to device
+// (Put: into its region; GetReq: out of it), completes the copies, and only then answers Ack / GetResp
+// (which carries no pieces) and reads the next message: the ordering guarantee is the same.
 // Integers are in the host's order: every rank of a job runs on little-endian machines (x86-64,
 // aarch64), as for the other wire formats of hetccl.
 #pragma once
@@ -45,9 +51,19 @@ struct WireHeader {
   uint32_t status = 0;      ///< Status (Ack, GetResp)
   uint32_t pieceMax = 0;    ///< piece limits of this transfer (Put, GetReq; the target answers with them)
   uint32_t packMax = 0;
-  uint32_t reserved = 0;
+  uint32_t flags = 0;       ///< kCopiedByTarget (Put, GetReq, GetResp)
 };
 static_assert(sizeof(WireHeader) == 80);
+
+inline constexpr uint32_t kCopiedByTarget = 1;
+
+/// What the target of a kCopiedByTarget transfer maps: the vendor's IPC handle of the initiator's allocation.
+struct WireSource {
+  unsigned char handle[64] = {};
+  uint64_t allocBytes = 0;  ///< as the initiator sees it (the target checks against its own mapping's size)
+  uint64_t reserved = 0;
+};
+static_assert(sizeof(WireSource) == 80);
 
 struct WireRange {
   uint64_t offset = 0;

@@ -1,6 +1,7 @@
 // The functions libhetccl-fakehip.so exports with C linkage: the HIP runtime and hiprtc entry points the
-// plugin resolves (enums as int, opaque handles as void*, as in src/device/hip/hip_api.hpp), and
-// fake_hip.h's control functions. abi_check.cc compares every signature with the plugin's table.
+// plugin resolves (enums as int, opaque handles as void*, as in src/device/hip/hip_api.hpp; the one struct
+// passed by value, hipIpcMemHandle_t, is hip_types.hpp's), and fake_hip.h's control functions.
+// abi_check.cc compares every signature with the plugin's table.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +41,10 @@ FAKEHIP_API hipError_t hipHostRegister(void* hostPtr, size_t sizeBytes, unsigned
 FAKEHIP_API hipError_t hipHostUnregister(void* hostPtr);
 FAKEHIP_API hipError_t hipHostGetDevicePointer(void** devPtr, void* hostPtr, unsigned flags);
 FAKEHIP_API hipError_t hipPointerGetAttributes(fakehip::hipPointerAttribute_t* attributes, const void* ptr);
+FAKEHIP_API hipError_t hipMemGetAddressRange(void** pbase, size_t* psize, void* dptr);  // hipDeviceptr_t is void*
+FAKEHIP_API hipError_t hipIpcGetMemHandle(fakehip::hipIpcMemHandle_t* handle, void* devPtr);
+FAKEHIP_API hipError_t hipIpcOpenMemHandle(void** devPtr, fakehip::hipIpcMemHandle_t handle, unsigned int flags);
+FAKEHIP_API hipError_t hipIpcCloseMemHandle(void* devPtr);
 FAKEHIP_API hipError_t hipStreamCreate(void** stream);
 FAKEHIP_API hipError_t hipStreamCreateWithFlags(void** stream, unsigned flags);
 FAKEHIP_API hipError_t hipStreamDestroy(void* stream);

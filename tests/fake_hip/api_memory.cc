@@ -1,5 +1,9 @@
 // The fake's exported memory functions: device and pinned allocations, host registration, device pointers
-// of mapped host memory and pointer attributes (see api.hpp, README.md).
+// of mapped host memory and pointer attributes (see api.hpp, README.md). Device blocks live in memfds so that
+// api_ipc.cc can share them with other processes.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +20,29 @@ void* allocateHost(size_t bytes, size_t alignment) {
   void* p = nullptr;
   if (posix_memalign(&p, alignment, (bytes + alignment - 1) / alignment * alignment) != 0) return nullptr;
   return p;
+}
+
+/// A hipMalloc block: a memfd of whole pages mapped shared, so that another process can map the same pages
+/// (hipIpcOpenMemHandle opens the fd through /proc). The fd stays open until hipFree. Mappings are
+/// page-aligned (4096 and up).
+void* allocateDeviceBlock(size_t bytes, int* memfd) {
+  const size_t length = mappedBytes(bytes);
+  const int fd = memfd_create("fakehip-device", MFD_CLOEXEC);
+  if (fd < 0) return nullptr;
+  void* p = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(length)) == 0)
+    p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    close(fd);
+    return nullptr;
+  }
+  *memfd = fd;
+  return p;
+}
+
+void freeDeviceBlock(const Range& r) {
+  munmap(reinterpret_cast<void*>(r.base), mappedBytes(r.size));
+  close(r.memfd);
 }
 
 /// FAKEHIP_UNREGISTERED_PTR=error|success overrides the version's answer for unregistered host memory.
@@ -39,10 +66,13 @@ FAKEHIP_API hipError_t hipMalloc(void** ptr, size_t size) {
   if (noDevice()) return ret(hipErrorNoDevice);
   if (captureForbids()) return ret(hipErrorStreamCaptureUnsupported);
   if (size == 0) return ret(hipSuccess);
-  void* p = allocateHost(size, 4096);
+  int memfd = -1;
+  void* p = allocateDeviceBlock(size, &memfd);
   if (!p) return ret(hipErrorOutOfMemory);
   std::memset(p, 0xEE, size);  // device memory starts as garbage
-  addRange(Range{reinterpret_cast<uintptr_t>(p), size, MemKind::Device, currentDevice(), 0});
+  Range block{reinterpret_cast<uintptr_t>(p), size, MemKind::Device, currentDevice(), 0};
+  block.memfd = memfd;
+  addRange(block);
   counters().liveDeviceAllocs++;
   *ptr = p;
   return ret(hipSuccess);
@@ -53,12 +83,16 @@ FAKEHIP_API hipError_t hipFree(void* ptr) {
   if (!ptr) return ret(hipSuccess);
   if (captureForbids()) return ret(hipErrorStreamCaptureUnsupported);
   Range r;
-  if (!findRange(ptr, 0, &r) || r.base != reinterpret_cast<uintptr_t>(ptr) || r.kind != MemKind::Device)
+  // Another process's block mapped by hipIpcOpenMemHandle is released by hipIpcCloseMemHandle only.
+  if (!findRange(ptr, 0, &r) || r.base != reinterpret_cast<uintptr_t>(ptr) || r.kind != MemKind::Device ||
+      r.ipcMapping)
     return ret(hipErrorInvalidValue);
   synchronizeDevice(r.device);  // hipFree synchronises the device (queued work may still use the block)
-  removeRange(ptr, MemKind::Device);
+  if (!removeRange(ptr, MemKind::Device)) return ret(hipErrorInvalidValue);  // a concurrent hipFree won
   counters().liveDeviceAllocs--;
-  std::free(ptr);
+  // Processes that opened the block keep its pages (their mappings hold the memfd's file); a handle made
+  // before now no longer opens: the fd is closed here, and a later memfd reusing its number is another inode.
+  freeDeviceBlock(r);
   return ret(hipSuccess);
 }
 

@@ -62,10 +62,14 @@ check "all_reduce int64 max, 2 HIP ranks on 2 hosts, staged whole (HETCCL_STAGED
   env HETCCL_DEVICE=hip HETCCL_TRANSPORT=tcp HETCCL_STAGED_PIECE_BYTES=0 \
   "$run" -n 2 --host-ids 2 --timeout 140 -- "$perf" all_reduce -d int64 -o max --device hip -b 8 -e 1M -f 16 -n 2 -w 1 -c 1
 rma="$build/tests/fake_hip/rma_device_check"
-if [[ -x $rma ]]; then  # RMA on HIP device memory: staged through pinned memory on both sides
+if [[ -x $rma ]]; then  # RMA on HIP device memory: the target copies through IPC mappings (one vendor, one host)
   for t in shm tcp; do
-    check "rma on HIP device memory, 3 ranks, $t" "stream pipeline" \
-      env HETCCL_DEVICE=hip HETCCL_TRANSPORT=$t HETCCL_UCX=off "$run" -n 3 --domains 3 --timeout 140 -- "$rma"
+    check "rma on HIP device memory, 3 ranks, $t, device to device (IPC)" "stream pipeline" \
+      env HETCCL_DEVICE=hip HETCCL_TRANSPORT=$t HETCCL_UCX=off RMA_EXPECT_IPC=1 "$run" -n 3 --domains 3 --timeout 140 -- "$rma"
   done
+  check "rma on HIP device memory, 3 ranks, window (HETCCL_RMA_IPC=off)" "stream pipeline" \
+    env HETCCL_DEVICE=hip HETCCL_TRANSPORT=shm HETCCL_RMA_IPC=off RMA_EXPECT_IPC=0 "$run" -n 3 --domains 3 --timeout 140 -- "$rma"
+  check "rma on HIP device memory, 3 ranks as 3 hosts, tcp (staged)" "host staging" \
+    env HETCCL_DEVICE=hip HETCCL_TRANSPORT=tcp HETCCL_UCX=off RMA_EXPECT_IPC=0 "$run" -n 3 --host-ids 3 --domains 3 --timeout 140 -- "$rma"
 fi
 exit $failed

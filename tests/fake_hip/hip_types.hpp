@@ -74,6 +74,14 @@ struct hipPointerAttribute_t {
   unsigned allocationFlags;
 };
 
+/// hipIpcMemHandle_t (HIP_IPC_HANDLE_SIZE = 64 bytes, passed by value to hipIpcOpenMemHandle): opaque to the
+/// caller; what the fake puts in it is ipc_handle.hpp's IpcHandlePayload.
+struct hipIpcMemHandle_t {
+  char reserved[64];
+};
+// hipIpcOpenMemHandle's one flag, which it requires: 0x1 in ROCm 6 and later (as CUDA's), 0 in ROCm 5's headers.
+enum : unsigned { hipIpcMemLazyEnablePeerAccess = 0x1, hipIpcMemLazyEnablePeerAccess_v5 = 0x0 };
+
 // hipHostMalloc / hipHostRegister / hipStream / hipEvent flags.
 enum : unsigned { hipHostMallocDefault = 0, hipHostMallocPortable = 1, hipHostMallocMapped = 2,
                   hipHostMallocWriteCombined = 4, hipHostMallocNumaUser = 0x20000000, hipHostMallocCoherent = 0x40000000,

@@ -3,14 +3,23 @@
 // found as libamdhip64.so.7), descriptors travel by an all-gather; then each rank puts a pattern of its own
 // into the next rank's region in many pieces (a batch of ranges and single puts) and notifies it; the
 // receiver, at the moment the notification arrives, copies its region to the host and checks every byte;
-// then each rank gets the previous rank's region back with one batched get into its own device memory and
-// checks it. Prints "rma_device_check: rank R: OK ..." and exits 0, or names the first wrong byte.
+// then 2000 puts of random ranges (a second pattern, from a registration inside a larger allocation, some
+// overlapping) and a notification, the receiver again
+// checking every byte the moment it arrives; then each rank gets the previous rank's region back with one
+// batched get into its own device memory and checks it. RMA_EXPECT_IPC=1 / 0: the ranks must (must not)
+// copy each other's device registrations through IPC mappings (the fake's count of open mappings while the
+// job runs; 0 after the communicator is gone either way). Prints "rma_device_check: rank R: OK ..." and
+// exits 0, or names the first wrong byte.
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "fake_hip.h"
 
 #include "common/launch_env.hpp"
 #include "hetccl/hetccl.h"
@@ -31,6 +40,26 @@ int fail(const char* what) {
 }
 
 unsigned char pattern(int writer, size_t i) { return static_cast<unsigned char>(writer * 37 + i * 13 + (i >> 9)); }
+unsigned char pattern2(int writer, size_t i) { return static_cast<unsigned char>(writer * 101 + i * 7 + (i >> 11) + 5); }
+
+/// The random ranges rank `writer` puts in the second round (its receiver draws the same ones).
+std::vector<hetcclRmaRange_t> randomRanges(int writer, size_t bytes) {
+  std::mt19937_64 rng(0x5eed0000u + static_cast<unsigned>(writer));
+  std::vector<hetcclRmaRange_t> out;
+  for (int i = 0; i < 2000; ++i) {
+    const size_t len = 1 + rng() % (rng() % 4 == 0 ? 70000 : 700);
+    const size_t off = rng() % (bytes - len);
+    out.push_back({off, off, len});
+  }
+  return out;
+}
+
+uint64_t liveIpcMappings(void* hip) {
+  auto stats = reinterpret_cast<void (*)(fakehipStats_t*)>(dlsym(hip, "fakehipStats"));
+  fakehipStats_t s{};
+  if (stats) stats(&s);
+  return s.liveIpcMappings;
+}
 
 }  // namespace
 
@@ -99,6 +128,50 @@ int main() {
   for (hetcclRequest_t r : reqs)
     if (hetcclRequestWait(r) != hetcclSuccess || hetcclRequestFree(r) != hetcclSuccess) return fail("put request");
 
+  // Round 2: 2000 puts of random ranges from a second source (single puts; a later one wins where they
+  // overlap: puts to one peer apply in order), one notification, every byte checked when it arrives.
+  // The second source starts 12288 bytes into its allocation (as a tensor of a caching allocator does): an
+  // IPC handle names the allocation, so the offset must travel with it.
+  void* block2 = nullptr;
+  if (hipMalloc(&block2, bytes + 16384) != 0) return fail("hipMalloc");
+  void* source2 = static_cast<unsigned char*>(block2) + 12288;
+  for (size_t i = 0; i < bytes; ++i) mine[i] = pattern2(env.rank, i);
+  if (hipMemcpy(source2, mine.data(), bytes, kHipMemcpyDefault) != 0) return fail("hipMemcpy to the second source");
+  hetcclMem_t source2Mem;
+  if (hetcclMemRegister(comm, source2, bytes, &source2Mem) != hetcclSuccess) return fail("register the second source");
+  std::vector<hetcclRequest_t> reqs2;
+  for (const hetcclRmaRange_t& r : randomRanges(env.rank, bytes)) {
+    hetcclRequest_t q;
+    if (hetcclPut(source2Mem, r.localOffset, toNext, r.remoteOffset, r.bytes, &q) != hetcclSuccess) return fail("random put");
+    reqs2.push_back(q);
+  }
+  if (hetcclNotify(comm, next, 8) != hetcclSuccess) return fail("notify 2");
+  if (hetcclNotifyWait(comm, prev, 8, -1) != hetcclSuccess) return fail("notify wait 2");
+  if (hipMemcpy(host.data(), region, bytes, kHipMemcpyDefault) != 0) return fail("hipMemcpy of the region");
+  {
+    std::vector<unsigned char> expect(bytes);
+    for (size_t i = 0; i < bytes; ++i) expect[i] = pattern(prev, i);
+    for (const hetcclRmaRange_t& r : randomRanges(prev, bytes))
+      for (size_t i = r.remoteOffset; i < r.remoteOffset + r.bytes; ++i) expect[i] = pattern2(prev, i);
+    for (size_t i = 0; i < bytes; ++i)
+      if (host[i] != expect[i]) {
+        std::printf("rma_device_check: rank %d: FAIL: after 2000 random puts, byte %zu of the region is %u, expected "
+                    "%u (wrong data, or the notification arrived before it)\n", env.rank, i, host[i], expect[i]);
+        return 1;
+      }
+  }
+  for (hetcclRequest_t r : reqs2)
+    if (hetcclRequestWait(r) != hetcclSuccess || hetcclRequestFree(r) != hetcclSuccess) return fail("random put request");
+  const uint64_t mapped = liveIpcMappings(hip);
+  if (const char* e = std::getenv("RMA_EXPECT_IPC"); e && (*e == '1') != (mapped > 0)) {
+    std::printf("rma_device_check: rank %d: FAIL: %llu IPC mappings open, RMA_EXPECT_IPC=%s\n", env.rank,
+                static_cast<unsigned long long>(mapped), e);
+    return 1;
+  }
+  // Put the first pattern back where the random puts went, for the get below.
+  for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(prev, i);
+  if (hipMemcpy(region, mine.data(), bytes, kHipMemcpyDefault) != 0) return fail("hipMemcpy to the region");
+
   // Get the previous rank's region (now holding the pattern of the rank before it) into `back`.
   if (hetcclBarrier(comm, nullptr) != hetcclSuccess) return fail("barrier");  // every region complete
   std::vector<hetcclRmaRange_t> getRanges;
@@ -120,11 +193,18 @@ int main() {
   hetcclRemoteMemRelease(fromPrev);
   hetcclMemDeregister(regionMem);
   hetcclMemDeregister(sourceMem);
+  hetcclMemDeregister(source2Mem);
   hetcclCommDestroy(comm);
+  if (const uint64_t left = liveIpcMappings(hip); left != 0) {
+    std::printf("rma_device_check: rank %d: FAIL: %llu IPC mappings still open after hetcclCommDestroy\n", env.rank,
+                static_cast<unsigned long long>(left));
+    return 1;
+  }
   hipFree(region);
   hipFree(back);
-  std::printf("rma_device_check: rank %d: OK: %zu bytes of HIP device memory put (%zu ranges + %zu puts) and got "
-              "back, every byte checked when the notification arrived\n", env.rank, bytes, ranges.size(),
-              reqs.size() - 1);
+  hipFree(block2);
+  std::printf("rma_device_check: rank %d: OK: %zu bytes of HIP device memory put (%zu ranges + %zu puts, then 2000 "
+              "random puts) and got back, every byte checked when the notification arrived; %llu IPC mapping(s) "
+              "were open\n", env.rank, bytes, ranges.size(), reqs.size() - 1, static_cast<unsigned long long>(mapped));
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "runtime.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -175,6 +177,11 @@ int peekLastError() { return tLastError; }
 int deviceCount() { return config().noDevice ? 0 : config().devices; }
 int currentDevice() { return tDevice; }
 void setCurrentDevice(int d) { tDevice = d; }
+
+size_t mappedBytes(size_t size) {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (size + page - 1) / page * page;
+}
 
 bool findRange(const void* p, size_t bytes, Range* out) {
   MemoryTable& m = leak<MemoryTable>();

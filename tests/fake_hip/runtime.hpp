@@ -36,7 +36,8 @@ const Config& config();
 struct Counters {
   std::atomic<uint64_t> compiles{0}, compileFailures{0}, moduleLoads{0}, moduleLoadFailures{0}, launches{0},
       kernelsRun{0}, waitValueOps{0}, writeValueOps{0}, badAccesses{0}, injectedFailures{0}, liveDeviceAllocs{0},
-      livePinnedAllocs{0}, liveRegistrations{0}, liveStreams{0}, liveEvents{0}, capturedOps{0}, relaxedViolations{0};
+      livePinnedAllocs{0}, liveRegistrations{0}, liveStreams{0}, liveEvents{0}, capturedOps{0}, relaxedViolations{0},
+      liveIpcMappings{0};
 };
 Counters& counters();
 
@@ -64,7 +65,15 @@ struct Range {
   MemKind kind = MemKind::Device;
   int device = -1;
   unsigned flags = 0;
+  /// hipMalloc blocks: the memfd backing the block (its pages are what hipIpcGetMemHandle shares), open
+  /// until hipFree. -1 for every other range.
+  int memfd = -1;
+  /// hipIpcOpenMemHandle: another process's block mapped here (kind Device); only hipIpcCloseMemHandle
+  /// releases it.
+  bool ipcMapping = false;
 };
+/// Bytes mapped for a block of `size` bytes (memfd blocks and IPC mappings): whole pages.
+size_t mappedBytes(size_t size);
 /// The tracked range containing [p, p+bytes) (bytes 0: containing p), if any.
 bool findRange(const void* p, size_t bytes, Range* out);
 void addRange(const Range& r);

@@ -23,21 +23,21 @@ class GpuPluginAbiTest : public ::testing::Test {
     }
     handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle_, nullptr) << dlerror();
-    plugin_ = static_cast<const hetcclGpuPlugin_t*>(dlsym(handle_, HETCCL_GPU_PLUGIN_SYMBOL_V2));
-    ASSERT_NE(plugin_, nullptr) << "no symbol " << HETCCL_GPU_PLUGIN_SYMBOL_V2;
+    plugin_ = static_cast<const hetcclGpuPlugin_t*>(dlsym(handle_, HETCCL_GPU_PLUGIN_SYMBOL));
+    ASSERT_NE(plugin_, nullptr) << "no symbol " << HETCCL_GPU_PLUGIN_SYMBOL;
   }
 
   void* handle_ = nullptr;  // left open: the vendor runtime inside may have registered exit handlers
   const hetcclGpuPlugin_t* plugin_ = nullptr;
 };
 
-TEST_F(GpuPluginAbiTest, ExportsVersionTwoWithEveryEntryPoint) {
+TEST_F(GpuPluginAbiTest, ExportsCurrentVersionWithEveryEntryPoint) {
   EXPECT_EQ(plugin_->version, HETCCL_GPU_PLUGIN_VERSION);
   EXPECT_STREQ(plugin_->name, "cuda");
   // Every member after version and name is a function pointer.
   const auto* first = reinterpret_cast<void* const*>(&plugin_->init);
   const size_t pointers = (sizeof(hetcclGpuPlugin_t) - offsetof(hetcclGpuPlugin_t, init)) / sizeof(void*);
-  EXPECT_GE(pointers, 36u);  // v1: 33, v2: + streamOps, streamCaptureInfo, devicePointer
+  EXPECT_GE(pointers, 39u);  // v1: 33, v2: + streamOps, streamCaptureInfo, devicePointer, v3: + ipcExport, ipcOpen, ipcClose
   for (size_t i = 0; i < pointers; ++i) EXPECT_NE(first[i], nullptr) << "entry point " << i << " is null";
 }
 

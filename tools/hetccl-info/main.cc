@@ -150,9 +150,12 @@ int printJob() {
     for (const auto& p : comm->peers()) {
       const bool gpuRank = comm->peers()[comm->rank()].deviceKind != hetccl::DeviceKind::Host;
       const hetccl::PeerInfo& self = comm->peers()[comm->rank()];
+      const std::string ipc = p.rank != comm->rank() && hetccl::rma::peerCopyWanted(self, p)
+                                  ? "device registrations by IPC where the runtime allows, else "
+                                  : "";
       const std::string rma = p.rank == comm->rank()                  ? "-"
-                              : hetccl::rma::windowWanted(self, p) ? "window (pinned shared memory, one host)"
-                                                                   : hetccl::rma::describePath(comm->transportTo(p.rank), gpuRank);
+                              : hetccl::rma::windowWanted(self, p) ? ipc + "window (pinned shared memory, one host)"
+                                                                   : ipc + hetccl::rma::describePath(comm->transportTo(p.rank), gpuRank);
       std::printf("%-5d %-24s %-12s %-6s %-8d %-22.*s %s\n", p.rank, p.hostId.c_str(), p.domain.c_str(),
                   hetccl::deviceKindName(p.deviceKind), p.pid, static_cast<int>(comm->transportTo(p.rank).size()),
                   comm->transportTo(p.rank).data(), rma.c_str());

@@ -1,12 +1,13 @@
 /* The GPU device runtime plugin interface: what a vendor runtime (CUDA today, HIP later) offers hetccl.
  *
  * A plugin is a shared object (libhetccl-cuda.so) that the core opens with dlopen and never links. It
- * exports one symbol, `hetcclGpuPlugin_v2` of type `hetcclGpuPlugin_v2_t`, a struct of function pointers
+ * exports one symbol, `hetcclGpuPlugin_v3` of type `hetcclGpuPlugin_v3_t`, a struct of function pointers
  * (shaped like NCCL's net plugin v-structs). The core checks `version` before touching anything else.
- * Versions: v2 = v1 + new entry points appended at the end (batched stream operations on 64-bit words
- * with call-stamp checks, capture queries, device addresses), so v1's layout is v2's prefix; v1's
- * symbol was `hetcclGpuPlugin_v1`. This core needs v2 and refuses a v1 plugin, naming both versions.
- * `hetcclGpuPlugin_t` is the current version (the core uses only that name).
+ * Versions: each appends entry points at the end, so an older struct is a newer one's prefix:
+ * v2 = v1 + batched stream operations on 64-bit words with call-stamp checks, capture queries, device
+ * addresses; v3 = v2 + device memory shared with other processes of the host (IPC handles). Older
+ * symbols were `hetcclGpuPlugin_v1` / `hetcclGpuPlugin_v2`. This core needs v3 and refuses an older
+ * plugin, naming both versions. `hetcclGpuPlugin_t` is the current version (the core uses only that name).
  *
  * Conventions of every function:
  *  - returns 0 (HETCCL_GPU_OK) on success, a nonzero HETCCL_GPU_ERR_* code on failure; after a failure
@@ -30,8 +31,8 @@
 extern "C" {
 #endif
 
-#define HETCCL_GPU_PLUGIN_VERSION 2
-#define HETCCL_GPU_PLUGIN_SYMBOL_V2 "hetcclGpuPlugin_v2"
+#define HETCCL_GPU_PLUGIN_VERSION 3
+#define HETCCL_GPU_PLUGIN_SYMBOL "hetcclGpuPlugin_v3"
 
 /* Error codes. */
 #define HETCCL_GPU_OK 0
@@ -177,10 +178,26 @@ typedef struct {
   int (*streamCaptureInfo)(void* stream, int* capturing, uint64_t* captureId);
   /* The address kernels use for `ptr` (device memory, pinned host memory, registered host memory). */
   int (*devicePointer)(const void* ptr, void** devicePtr);
-} hetcclGpuPlugin_v2_t;
+
+  /* ---- v3: device memory shared with other processes of the host (IPC) ---- */
+  /* Exports the device allocation that holds `ptr` to other processes of this host: HETCCL_GPU_IPC_HANDLE_BYTES
+   * opaque bytes in `handle`, the offset of `ptr` in that allocation and the allocation's size. Fails
+   * (HETCCL_GPU_ERR_RUNTIME) for memory the runtime cannot share this way -- host, managed, memory-pool
+   * (stream-ordered) or virtual-memory allocations: the caller then moves the data another way. Entries
+   * of a plugin without IPC may be NULL (the core then never shares device memory). */
+  int (*ipcExport)(const void* ptr, void* handle, size_t* offset, size_t* allocBytes);
+  /* Maps an allocation another process exported (ipcExport) into this one, for the current device:
+   * *base is its first byte here, *bytes its size. A handle of this very process is refused. Close with
+   * ipcClose(*base). Copies between the mapping and any memory take memcpyAsync / memcpySync. */
+  int (*ipcOpen)(const void* handle, void** base, size_t* bytes);
+  int (*ipcClose)(void* base);
+} hetcclGpuPlugin_v3_t;
+
+/* Size of an IPC handle (CUDA's and HIP's are 64 bytes). */
+#define HETCCL_GPU_IPC_HANDLE_BYTES 64
 
 /* The interface version this core uses. */
-typedef hetcclGpuPlugin_v2_t hetcclGpuPlugin_t;
+typedef hetcclGpuPlugin_v3_t hetcclGpuPlugin_t;
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -6,12 +6,12 @@
 #include <atomic>
 #include <mutex>
 
+#include "device/cuda/driver_entry.hpp"
 #include "device/cuda/plugin_state.hpp"
 
 namespace hetccl::cuda_plugin {
 namespace {
 
-constexpr unsigned kDriverApiVersion = 12000;  // the entry points' ABI as of CUDA 12.0
 constexpr int kMaxDevices = 64;
 
 struct DriverMemOps {
@@ -22,26 +22,14 @@ struct DriverMemOps {
   PFN_cuGetErrorString_v6000 errorString = nullptr;
 };
 
-template <typename Fn>
-void resolve(const char* symbol, Fn* fn) {
-  void* address = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion(symbol, &address, kDriverApiVersion, cudaEnableDefault, &found) ==
-          cudaSuccess &&
-      found == cudaDriverEntryPointSuccess)
-    *fn = reinterpret_cast<Fn>(address);
-  else
-    (void)cudaGetLastError();
-}
-
 const DriverMemOps& driver() {
   static const DriverMemOps ops = [] {
     DriverMemOps o;
-    resolve("cuStreamWaitValue64", &o.wait64);
-    resolve("cuStreamWriteValue64", &o.write64);
-    resolve("cuStreamBatchMemOp", &o.batch);
-    resolve("cuDeviceGetAttribute", &o.getAttribute);
-    resolve("cuGetErrorString", &o.errorString);
+    resolveDriverEntry("cuStreamWaitValue64", &o.wait64);
+    resolveDriverEntry("cuStreamWriteValue64", &o.write64);
+    resolveDriverEntry("cuStreamBatchMemOp", &o.batch);
+    resolveDriverEntry("cuDeviceGetAttribute", &o.getAttribute);
+    resolveDriverEntry("cuGetErrorString", &o.errorString);
     return o;
   }();
   return ops;

@@ -42,7 +42,7 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
 
 }  // namespace hetccl::gpu_plugin
 
-/// The entry points of hetcclGpuPlugin_v2_t a plugin defines in its namespace, grouped by the file that
+/// The entry points of hetcclGpuPlugin_t a plugin defines in its namespace, grouped by the file that
 /// holds them in each plugin (plugin.cc defines init ... setDevice and the table).
 #define HETCCL_GPU_PLUGIN_DECLARE_ENTRY_POINTS                                                  \
   /* memory.cc */                                                                              \
@@ -80,12 +80,16 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
   /* stream_ops.cc (v2) */                                                                     \
   int streamOps(void* stream, const hetcclGpuStreamOp_t* ops, unsigned count);                 \
   int streamCaptureInfo(void* stream, int* capturing, uint64_t* captureId);                    \
-  int devicePointer(const void* ptr, void** devicePtr);
+  int devicePointer(const void* ptr, void** devicePtr);                                         \
+  /* ipc.cc (v3) */                                                                            \
+  int ipcExport(const void* ptr, void* handle, size_t* offset, size_t* allocBytes);            \
+  int ipcOpen(const void* handle, void** base, size_t* bytes);                                 \
+  int ipcClose(void* base);
 
-/// The exported `hetcclGpuPlugin_v2` of a plugin whose entry points live in namespace `ns` (plugin.cc,
+/// The exported `hetcclGpuPlugin_v3` of a plugin whose entry points live in namespace `ns` (plugin.cc,
 /// after its own init, lastErrorText, versions, deviceCount, getDevice and setDevice), named `vendor`.
 #define HETCCL_GPU_PLUGIN_DEFINE_TABLE(ns, vendor)                                               \
-  extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_t hetcclGpuPlugin_v2 = { \
+  extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_t hetcclGpuPlugin_v3 = { \
       .version = HETCCL_GPU_PLUGIN_VERSION,                                                      \
       .name = vendor,                                                                            \
       .init = ns::init,                                                                          \
@@ -124,4 +128,7 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
       .streamOps = ns::streamOps,                                                                \
       .streamCaptureInfo = ns::streamCaptureInfo,                                                \
       .devicePointer = ns::devicePointer,                                                        \
+      .ipcExport = ns::ipcExport,                                                                \
+      .ipcOpen = ns::ipcOpen,                                                                    \
+      .ipcClose = ns::ipcClose,                                                                  \
   };

@@ -66,6 +66,11 @@ constexpr unsigned hipHostRegisterPortable = 0x1;
 constexpr unsigned hipHostRegisterMapped = 0x2;
 constexpr unsigned hipStreamWaitValueGte = 0x0;  // hipStreamWaitValue64: wait until (*ptr & mask) >= value
 constexpr unsigned hipStreamWaitValueEq = 0x1;   //                      wait until (*ptr & mask) == value
+// The one flag hipIpcOpenMemHandle takes, whose value changed: 0 in 5.x (checked against the 5.2 header),
+// 0x01 from 6.0 on (hip_runtime_api.h 6.x/7.x, as CUDA's), which 6.x runtimes require. ipc.cc picks by the
+// runtime's major version.
+constexpr unsigned hipIpcMemLazyEnablePeerAccess = 0x0;
+constexpr unsigned hipIpcMemLazyEnablePeerAccess6 = 0x1;
 // enum hipStreamCaptureStatus
 constexpr int hipStreamCaptureStatusNone = 0;
 constexpr int hipStreamCaptureStatusActive = 1;
@@ -150,6 +155,17 @@ using PFN_hipThreadExchangeStreamCaptureMode = hipError_t (*)(int* mode);
 using PFN_hipStreamWaitValue64 = hipError_t (*)(void* stream, void* ptr, uint64_t value, unsigned flags,
                                                 uint64_t mask);
 using PFN_hipStreamWriteValue64 = hipError_t (*)(void* stream, void* ptr, uint64_t value, unsigned flags);
+/// IPC memory handles (OPTIONAL: without them device memory is never shared with another process). A
+/// handle (hipIpcMemHandle_t, 64 opaque bytes) names a whole hipMalloc allocation; hipIpcGetMemHandle takes
+/// a pointer to one (as void*, the convention for handle structs), hipIpcOpenMemHandle takes it by value.
+struct IpcMemHandle {
+  char reserved[64];
+};
+using PFN_hipIpcGetMemHandle = hipError_t (*)(void* handle, void* devPtr);
+using PFN_hipIpcOpenMemHandle = hipError_t (*)(void** devPtr, IpcMemHandle handle, unsigned flags);
+using PFN_hipIpcCloseMemHandle = hipError_t (*)(void* devPtr);
+/// The base and size of the allocation holding devPtr (hipDeviceptr_t is void*).
+using PFN_hipMemGetAddressRange = hipError_t (*)(void** base, size_t* size, void* devPtr);
 /// Module API: kernels are extern "C" functions of a code object (kernel_abi.hpp).
 using PFN_hipModuleLoadData = hipError_t (*)(void** module, const void* image);
 using PFN_hipModuleUnload = hipError_t (*)(void* module);
@@ -218,6 +234,10 @@ using PFN_hiprtcDestroyProgram = hiprtcResult (*)(void** prog);
   X(hipThreadExchangeStreamCaptureMode, REQUIRED) \
   X(hipStreamWaitValue64, OPTIONAL)            \
   X(hipStreamWriteValue64, OPTIONAL)           \
+  X(hipIpcGetMemHandle, OPTIONAL)              \
+  X(hipIpcOpenMemHandle, OPTIONAL)             \
+  X(hipIpcCloseMemHandle, OPTIONAL)            \
+  X(hipMemGetAddressRange, OPTIONAL)           \
   X(hipModuleLoadData, REQUIRED)               \
   X(hipModuleUnload, REQUIRED)                 \
   X(hipModuleGetFunction, REQUIRED)            \

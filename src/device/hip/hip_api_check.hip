@@ -29,6 +29,8 @@ constexpr unsigned kHeader_hipStreamWaitValueGte = hipStreamWaitValueGte;
 #undef hipStreamWaitValueGte
 constexpr unsigned kHeader_hipStreamWaitValueEq = hipStreamWaitValueEq;
 #undef hipStreamWaitValueEq
+constexpr unsigned kHeader_hipIpcMemLazyEnablePeerAccess = hipIpcMemLazyEnablePeerAccess;
+#undef hipIpcMemLazyEnablePeerAccess
 
 #include "device/hip/hip_api.hpp"
 
@@ -66,6 +68,11 @@ struct Canon<hipPointerAttribute_t*, void> {
 template <>
 struct Canon<hipDeviceProp_t*, void> {
   using type = void*;
+};
+template <>
+struct Canon<hipIpcMemHandle_t, void> {  // passed by value: the same 64 bytes
+  static_assert(sizeof(hipIpcMemHandle_t) == sizeof(api::IpcMemHandle));
+  using type = api::IpcMemHandle;
 };
 template <typename R, typename... A>
 struct Canon<R (*)(A...), void> {
@@ -122,6 +129,10 @@ HETCCL_CHECK_SIGNATURE(hipStreamGetCaptureInfo, x)
 HETCCL_CHECK_SIGNATURE(hipThreadExchangeStreamCaptureMode, x)
 HETCCL_CHECK_SIGNATURE(hipStreamWaitValue64, x)
 HETCCL_CHECK_SIGNATURE(hipStreamWriteValue64, x)
+HETCCL_CHECK_SIGNATURE(hipIpcGetMemHandle, x)
+HETCCL_CHECK_SIGNATURE(hipIpcOpenMemHandle, x)
+HETCCL_CHECK_SIGNATURE(hipIpcCloseMemHandle, x)
+HETCCL_CHECK_SIGNATURE(hipMemGetAddressRange, x)
 HETCCL_CHECK_SIGNATURE(hipModuleLoadData, x)
 HETCCL_CHECK_SIGNATURE(hipModuleUnload, x)
 HETCCL_CHECK_SIGNATURE(hipModuleGetFunction, x)
@@ -139,7 +150,7 @@ HETCCL_CHECK_SIGNATURE(hiprtcDestroyProgram, x)
 
 // Every symbol of the tables is checked above: a new table entry without a check fails here.
 #define HETCCL_COUNT(name, need) +1
-static_assert(0 HETCCL_HIP_RUNTIME_FUNCTIONS(HETCCL_COUNT) == 42, "add a check for the new runtime symbol");
+static_assert(0 HETCCL_HIP_RUNTIME_FUNCTIONS(HETCCL_COUNT) == 46, "add a check for the new runtime symbol");
 static_assert(0 HETCCL_HIPRTC_FUNCTIONS(HETCCL_COUNT) == 9, "add a check for the new hiprtc symbol");
 
 // Constants.
@@ -168,6 +179,7 @@ static_assert(api::hipHostRegisterPortable == kHeader_hipHostRegisterPortable, "
 static_assert(api::hipHostRegisterMapped == kHeader_hipHostRegisterMapped, "hipHostRegisterMapped");
 static_assert(api::hipStreamWaitValueGte == kHeader_hipStreamWaitValueGte, "hipStreamWaitValueGte");
 static_assert(api::hipStreamWaitValueEq == kHeader_hipStreamWaitValueEq, "hipStreamWaitValueEq");
+static_assert(api::hipIpcMemLazyEnablePeerAccess == kHeader_hipIpcMemLazyEnablePeerAccess, "hipIpcMemLazyEnablePeerAccess");
 HETCCL_CHECK_VALUE(hipStreamCaptureStatusNone)
 HETCCL_CHECK_VALUE(hipStreamCaptureStatusActive)
 HETCCL_CHECK_VALUE(hipStreamCaptureStatusInvalidated)

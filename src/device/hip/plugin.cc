@@ -1,4 +1,4 @@
-// The HIP plugin's exported symbol: hetcclGpuPlugin_v2, plus initialisation and device selection.
+// The HIP plugin's exported symbol: hetcclGpuPlugin_v3, plus initialisation and device selection.
 #include <cstdio>
 
 #include "device/base/gpu_plugin.h"

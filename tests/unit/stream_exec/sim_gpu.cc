@@ -163,7 +163,8 @@ const hetcclGpuPlugin_t kPlugin = {
     streamCreate, streamDestroy, streamSynchronize, streamQuery, eventCreate, eventDestroy, eventRecord,
     eventQuery, eventSynchronize, streamWaitEvent, memcpyAsync, memsetAsync, memcpySync, memsetSync,
     streamWaitFlag, streamWriteFlag, flagMethod, reduce, scale, divide, streamOps, streamCaptureInfo,
-    devicePointer};
+    devicePointer,
+    nullptr, nullptr, nullptr};  // no IPC: the simulated device lives in one process
 
 }  // namespace
 

@@ -40,8 +40,8 @@ const hetcclGpuPlugin_t* loadPluginStruct(std::string* error) {
     *error = dlerror();
     return nullptr;
   }
-  auto* p = static_cast<const hetcclGpuPlugin_t*>(dlsym(handle, HETCCL_GPU_PLUGIN_SYMBOL_V2));
-  if (!p) *error = "no " HETCCL_GPU_PLUGIN_SYMBOL_V2 " in " HIP_PLUGIN_PATH;
+  auto* p = static_cast<const hetcclGpuPlugin_t*>(dlsym(handle, HETCCL_GPU_PLUGIN_SYMBOL));
+  if (!p) *error = "no " HETCCL_GPU_PLUGIN_SYMBOL " in " HIP_PLUGIN_PATH;
   return p;
 }
 

@@ -68,5 +68,7 @@ bool eventually(int ms, const std::function<bool()>& ready);
 
 /// Scenario entry point (cases/scenarios.cc): returns the process exit code.
 int scenarioMain(const std::string& name);
+/// The `fake_ipc_peer` scenario (fake_ipc_test.cc): the fake runtime alone, no plugin.
+int fakeIpcPeer();
 
 }  // namespace hip_test

@@ -147,6 +147,7 @@ int shmPeer(const hetcclGpuPlugin_t& p) {
 
 int scenarioMain(const std::string& name) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (name == "fake_ipc_peer") return fakeIpcPeer();
   std::string error;
   const hetcclGpuPlugin_t* p = loadPluginStruct(&error);
   if (!p) {

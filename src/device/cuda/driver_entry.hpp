@@ -1,0 +1,26 @@
+// CUDA driver API functions reached through cudaGetDriverEntryPointByVersion, so that the plugin never
+// links libcuda (stream memory operations, allocation address ranges).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace hetccl::cuda_plugin {
+
+/// The entry points' ABI as of CUDA 12.0: the PFN_<name>_v<version> types of cudaTypedefs.h that match it.
+inline constexpr unsigned kDriverApiVersion = 12000;
+
+/// Sets *fn to the driver's `symbol` of the kDriverApiVersion ABI, or leaves it null when the driver lacks it
+/// (the runtime's sticky error is cleared).
+template <typename Fn>
+void resolveDriverEntry(const char* symbol, Fn* fn) noexcept {
+  void* address = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(symbol, &address, kDriverApiVersion, cudaEnableDefault, &found) ==
+          cudaSuccess &&
+      found == cudaDriverEntryPointSuccess)
+    *fn = reinterpret_cast<Fn>(address);
+  else
+    (void)cudaGetLastError();
+}
+
+}  // namespace hetccl::cuda_plugin
