@@ -181,3 +181,49 @@ def test_rma_stream_ordered_batches(gcomm):
             pub_of_left.release()
     finally:
         sub.destroy()
+
+
+def test_rma_puts_then_notify_on_tensor_views(gcomm):
+    """Hundreds of puts from a tensor view (not at the start of its allocation: a device-to-device path must
+    carry the offset), then one put of 1 GiB and a notification: at the moment it arrives the last bytes of
+    the large put are in place (checked first: they are copied last), then every byte."""
+    c = gcomm
+    if not hetccl.rma_available():
+        pytest.skip("the library does not export hetccl_rma.h")
+    if c.size < 2:
+        pytest.skip("needs 2+ ranks")
+    n = 1 << 30
+    sub = c.split(0, c.rank)
+    try:
+        sub.rma_init()
+        right, left = (sub.rank + 1) % sub.size, (sub.rank - 1) % sub.size
+        target = torch.zeros(n, dtype=torch.uint8, device=dev(c))
+        backing = torch.empty(2 * n + 8192, dtype=torch.uint8, device=dev(c))
+        small = backing[4096:4096 + n]  # views into one allocation, at offsets 4096 and n + 8192
+        large = backing[n + 8192:]
+        small.fill_(2 * sub.rank + 1)
+        large.fill_(0x80 + sub.rank)
+        torch.cuda.synchronize()
+        rng = np.random.default_rng(sub.rank)
+        with sub.register(target) as tmem, sub.register(small) as smem, sub.register(large) as lmem:
+            descs = np.zeros((sub.size, 128), np.uint8)
+            sub.all_gather(np.frombuffer(tmem.descriptor(), np.uint8).copy(), descs)
+            remote = sub.import_descriptor(bytes(descs[right]))
+            reqs = []
+            for _ in range(300):
+                length = int(rng.integers(1, 200_000))
+                off = int(rng.integers(0, n - length))
+                reqs.append(smem.put(off, remote, off, length))
+            reqs.append(lmem.put(0, remote, 0, n))
+            sub.notify(right, 41)
+            assert sub.wait_notification(left, 41, timeout=60)
+            tail = target[n - (1 << 20):].cpu().numpy()
+            want = 0x80 + left
+            assert (tail == want).all(), f"the last MiB at the notification: {np.unique(tail)} (want {want})"
+            assert (target == want).all().item(), "a byte of the large put was not in place at the notification"
+            for r in reqs:
+                r.wait()
+            sub.barrier()
+            remote.release()
+    finally:
+        sub.destroy()

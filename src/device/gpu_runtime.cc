@@ -77,6 +77,15 @@ void GpuRuntime::unregisterHost(void* ptr) noexcept {
     HETCCL_WARN(log::kInit, name_, " runtime: ", plugin_.lastError());
 }
 
+void GpuRuntime::copyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count,
+                                Stream stream) {
+  if (plugin_.memcpyBatchAsync) {
+    check(plugin_.memcpyBatchAsync(dsts, srcs, sizes, count, stream));
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) copyAsync(dsts[i], srcs[i], sizes[i], stream);
+}
+
 GpuRuntime::IpcExport GpuRuntime::exportMemory(const void* ptr) const {
   if (!sharesMemory()) throw Error(Result::UnhandledCudaError, concat(name_, " runtime: its plugin has no IPC handles"));
   IpcExport e;

@@ -79,6 +79,9 @@ class GpuRuntime final : public Runtime {
 
   // --- asynchronous work on a stream ---
   void copyAsync(void* dst, const void* src, size_t bytes, Stream stream);
+  /// `count` copies as one batch on `stream` (plugin memcpyBatchAsync, else one copyAsync each); the copies
+  /// run in no order among themselves: destinations must not overlap.
+  void copyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, Stream stream);
   void fillAsync(void* dst, int byteValue, size_t bytes, Stream stream);
   /// Later work on `stream` waits until (int64)(*flag - value) >= 0; `flag` is pinned host memory. The host
   /// releases the stream by storing the value (release order). forceKernel: use the polling kernel.

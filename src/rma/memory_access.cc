@@ -1,5 +1,6 @@
 #include "rma/memory_access.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -44,6 +45,22 @@ void MemoryAccess::fromMemory(MemKind kind, void* dst, const void* src, size_t n
   copyAll(kind, std::span(&c, 1));
 }
 
+namespace {
+
+/// Whether two of the copies write overlapping bytes (then they must run in order, not as one batch).
+bool destinationsOverlap(std::span<const MemoryAccess::Copy> copies) {
+  std::vector<std::pair<uintptr_t, uintptr_t>> d;
+  d.reserve(copies.size());
+  for (const MemoryAccess::Copy& c : copies)
+    if (c.n) d.emplace_back(reinterpret_cast<uintptr_t>(c.dst), reinterpret_cast<uintptr_t>(c.dst) + c.n);
+  std::sort(d.begin(), d.end());
+  for (size_t i = 1; i < d.size(); ++i)
+    if (d[i].first < d[i - 1].second) return true;
+  return false;
+}
+
+}  // namespace
+
 void MemoryAccess::copyAll(MemKind kind, std::span<const Copy> copies) const {
   if (!isDevice(kind) || !gpu_) {
     for (const Copy& c : copies)
@@ -52,8 +69,21 @@ void MemoryAccess::copyAll(MemKind kind, std::span<const Copy> copies) const {
   }
   std::lock_guard<std::mutex> lock(streamMu_);
   if (!copyStream_) copyStream_ = gpu_->createStream();  // non-blocking with respect to the null stream
-  for (const Copy& c : copies)
-    if (c.n) gpu_->copyAsync(c.dst, c.src, c.n, copyStream_);
+  if (copies.size() > 1 && !destinationsOverlap(copies)) {  // one batch: its copies run in any order
+    std::vector<void*> dsts;
+    std::vector<const void*> srcs;
+    std::vector<size_t> sizes;
+    for (const Copy& c : copies)
+      if (c.n) {
+        dsts.push_back(c.dst);
+        srcs.push_back(c.src);
+        sizes.push_back(c.n);
+      }
+    gpu_->copyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(), copyStream_);
+  } else {  // in order: a later copy to the same bytes wins
+    for (const Copy& c : copies)
+      if (c.n) gpu_->copyAsync(c.dst, c.src, c.n, copyStream_);
+  }
   gpu_->synchronize(copyStream_);
 }
 

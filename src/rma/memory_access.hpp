@@ -42,8 +42,9 @@ class MemoryAccess {
     size_t n;
   };
   /// Runs `copies`, each between memory of kind `kind` and host memory, complete on return: device copies
-  /// are queued together on the copy stream and synchronised once (a chunk of many small ranges costs
-  /// one synchronisation, not one per range).
+  /// are queued together on the copy stream -- as one batch (GpuRuntime::copyBatchAsync) when no two
+  /// destinations overlap, else one by one in order -- and synchronised once (a chunk of many small ranges
+  /// costs one synchronisation, not one per range).
   void copyAll(MemKind kind, std::span<const Copy> copies) const;
 
   /// A host buffer of `bytes` (pinned where the rank has a GPU), from a pool of free ones; give it back

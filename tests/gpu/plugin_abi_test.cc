@@ -37,7 +37,7 @@ TEST_F(GpuPluginAbiTest, ExportsCurrentVersionWithEveryEntryPoint) {
   // Every member after version and name is a function pointer.
   const auto* first = reinterpret_cast<void* const*>(&plugin_->init);
   const size_t pointers = (sizeof(hetcclGpuPlugin_t) - offsetof(hetcclGpuPlugin_t, init)) / sizeof(void*);
-  EXPECT_GE(pointers, 39u);  // v1: 33, v2: + streamOps, streamCaptureInfo, devicePointer, v3: + ipcExport, ipcOpen, ipcClose
+  EXPECT_GE(pointers, 40u);  // v1: 33, v2: + streamOps, streamCaptureInfo, devicePointer, v3: + ipcExport, ipcOpen, ipcClose, memcpyBatchAsync
   for (size_t i = 0; i < pointers; ++i) EXPECT_NE(first[i], nullptr) << "entry point " << i << " is null";
 }
 

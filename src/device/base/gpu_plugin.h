@@ -5,7 +5,7 @@
  * (shaped like NCCL's net plugin v-structs). The core checks `version` before touching anything else.
  * Versions: each appends entry points at the end, so an older struct is a newer one's prefix:
  * v2 = v1 + batched stream operations on 64-bit words with call-stamp checks, capture queries, device
- * addresses; v3 = v2 + device memory shared with other processes of the host (IPC handles). Older
+ * addresses; v3 = v2 + device memory shared with other processes of the host (IPC handles), batched copies. Older
  * symbols were `hetcclGpuPlugin_v1` / `hetcclGpuPlugin_v2`. This core needs v3 and refuses an older
  * plugin, naming both versions. `hetcclGpuPlugin_t` is the current version (the core uses only that name).
  *
@@ -191,6 +191,11 @@ typedef struct {
    * ipcClose(*base). Copies between the mapping and any memory take memcpyAsync / memcpySync. */
   int (*ipcOpen)(const void* handle, void** base, size_t* bytes);
   int (*ipcClose)(void* base);
+  /* `count` copies (any directions, as memcpyAsync) queued on `stream` as one batch: the copies run after
+   * earlier work of the stream and before later work, in no order among themselves -- destinations must not
+   * overlap each other. Where the runtime has batched copies (CUDA 12.8+: cudaMemcpyBatchAsync) one call,
+   * else one memcpyAsync each. Copies of 0 bytes are skipped. May be NULL (the core then loops). */
+  int (*memcpyBatchAsync)(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, void* stream);
 } hetcclGpuPlugin_v3_t;
 
 /* Size of an IPC handle (CUDA's and HIP's are 64 bytes). */

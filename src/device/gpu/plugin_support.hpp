@@ -84,7 +84,10 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
   /* ipc.cc (v3) */                                                                            \
   int ipcExport(const void* ptr, void* handle, size_t* offset, size_t* allocBytes);            \
   int ipcOpen(const void* handle, void** base, size_t* bytes);                                 \
-  int ipcClose(void* base);
+  int ipcClose(void* base);                                                                    \
+  /* streams.cc (v3) */                                                                        \
+  int memcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, \
+                       void* stream);
 
 /// The exported `hetcclGpuPlugin_v3` of a plugin whose entry points live in namespace `ns` (plugin.cc,
 /// after its own init, lastErrorText, versions, deviceCount, getDevice and setDevice), named `vendor`.
@@ -131,4 +134,5 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
       .ipcExport = ns::ipcExport,                                                                \
       .ipcOpen = ns::ipcOpen,                                                                    \
       .ipcClose = ns::ipcClose,                                                                  \
+      .memcpyBatchAsync = ns::memcpyBatchAsync,                                                  \
   };

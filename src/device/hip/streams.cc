@@ -66,6 +66,13 @@ int memcpyAsync(void* dst, const void* src, size_t bytes, void* stream) {
   return check(rt().hipMemcpyAsync(dst, src, bytes, api::hipMemcpyDefault, asStream(stream)), "hipMemcpyAsync");
 }
 
+int memcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, void* stream) {
+  if (count && (!dsts || !srcs || !sizes)) return fail(HETCCL_GPU_ERR_ARGUMENT, "memcpyBatchAsync", "null array");
+  for (size_t i = 0; i < count; ++i)  // (no batched copy in the HIP runtimes this plugin targets)
+    if (const int rc = memcpyAsync(dsts[i], srcs[i], sizes[i], stream)) return rc;
+  return HETCCL_GPU_OK;
+}
+
 int memsetAsync(void* dst, int byteValue, size_t bytes, void* stream) {
   if (bytes == 0) return HETCCL_GPU_OK;
   if (!dst) return fail(HETCCL_GPU_ERR_ARGUMENT, "memsetAsync", "null pointer");

@@ -164,7 +164,8 @@ const hetcclGpuPlugin_t kPlugin = {
     eventQuery, eventSynchronize, streamWaitEvent, memcpyAsync, memsetAsync, memcpySync, memsetSync,
     streamWaitFlag, streamWriteFlag, flagMethod, reduce, scale, divide, streamOps, streamCaptureInfo,
     devicePointer,
-    nullptr, nullptr, nullptr};  // no IPC: the simulated device lives in one process
+    nullptr, nullptr, nullptr,  // no IPC: the simulated device lives in one process
+    nullptr};                   // no batched copies: the core loops
 
 }  // namespace
 
