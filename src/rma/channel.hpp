@@ -43,6 +43,19 @@ struct OutMsg {
   std::shared_ptr<Request> request;     ///< Put/GetReq: failed if the message cannot be sent
 };
 
+/// The target's answer (Ack or GetResp) to transfer `id`: the access's status, the region's size and the
+/// bad range, if any (a GetResp's pieces are added by the caller).
+inline std::shared_ptr<OutMsg> answerTo(MsgType type, uint64_t id, const Access& a) {
+  auto msg = std::make_shared<OutMsg>();
+  msg->header.type = static_cast<uint32_t>(type);
+  msg->header.id = id;
+  msg->header.status = static_cast<uint32_t>(a.status);
+  msg->header.bytes = a.regionBytes;
+  msg->header.offset = a.badOffset;
+  msg->header.badBytes = a.badBytes;
+  return msg;
+}
+
 /// A posted isend and what must live until it completes.
 struct SendInFlight {
   transport::Request r = 0;

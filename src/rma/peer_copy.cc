@@ -166,13 +166,7 @@ void RmaService::copyByTarget(int peer, Channel& ch) {
     }
     regions_.release(ref);
   }
-  auto answer = std::make_shared<OutMsg>();
-  answer->header.type = static_cast<uint32_t>(isGet ? MsgType::GetResp : MsgType::Ack);
-  answer->header.id = h.id;
-  answer->header.status = static_cast<uint32_t>(a.status);
-  answer->header.bytes = a.regionBytes;
-  answer->header.offset = a.badOffset;
-  answer->header.badBytes = a.badBytes;
+  std::shared_ptr<OutMsg> answer = answerTo(isGet ? MsgType::GetResp : MsgType::Ack, h.id, a);
   answer->header.flags = kCopiedByTarget;
   ch.sending.push_back(std::move(answer));
   ch.phase = Channel::RecvPhase::Idle;

@@ -373,13 +373,7 @@ void RmaService::onTable(int peer, Channel& ch) {
     sizes.push_back(r.bytes);
   }
   if (static_cast<MsgType>(h.type) == MsgType::GetReq) {
-    auto resp = std::make_shared<OutMsg>();
-    resp->header.type = static_cast<uint32_t>(MsgType::GetResp);
-    resp->header.id = h.id;
-    resp->header.status = static_cast<uint32_t>(a.status);
-    resp->header.bytes = a.regionBytes;
-    resp->header.offset = a.badOffset;
-    resp->header.badBytes = a.badBytes;
+    std::shared_ptr<OutMsg> resp = answerTo(MsgType::GetResp, h.id, a);
     if (a.status == Status::Ok) {
       resp->src = a.base;
       resp->srcKind = a.kind;
@@ -413,14 +407,7 @@ void RmaService::finishIncoming(int peer, Channel& ch) {
   Incoming& in = ch.in;
   if (in.isPut) {
     if (in.held) regions_.release(*in.held);
-    auto ack = std::make_shared<OutMsg>();
-    ack->header.type = static_cast<uint32_t>(MsgType::Ack);
-    ack->header.id = in.header.id;
-    ack->header.status = static_cast<uint32_t>(in.access.status);
-    ack->header.bytes = in.access.regionBytes;
-    ack->header.offset = in.access.badOffset;
-    ack->header.badBytes = in.access.badBytes;
-    ch.sending.push_back(std::move(ack));
+    ch.sending.push_back(answerTo(MsgType::Ack, in.header.id, in.access));
   } else {
     std::lock_guard<std::mutex> lock(mu_);
     if (in.access.status == Status::Ok)

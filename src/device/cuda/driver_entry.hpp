@@ -2,7 +2,12 @@
 // links libcuda (stream memory operations, allocation address ranges).
 #pragma once
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
+
+#include "device/base/gpu_plugin.h"
+#include "device/gpu/plugin_support.hpp"
 
 namespace hetccl::cuda_plugin {
 
@@ -21,6 +26,18 @@ void resolveDriverEntry(const char* symbol, Fn* fn) noexcept {
     *fn = reinterpret_cast<Fn>(address);
   else
     (void)cudaGetLastError();
+}
+
+/// Records "<call>: <the driver's text for result>" as the thread's last error; HETCCL_GPU_ERR_RUNTIME.
+inline int driverFail(CUresult result, const char* call) noexcept {
+  static const PFN_cuGetErrorString_v6000 errorString = [] {
+    PFN_cuGetErrorString_v6000 f = nullptr;
+    resolveDriverEntry("cuGetErrorString", &f);
+    return f;
+  }();
+  const char* text = nullptr;
+  if (errorString) errorString(result, &text);
+  return gpu_plugin::fail(HETCCL_GPU_ERR_RUNTIME, call, text ? text : "unknown CUDA driver error");
 }
 
 }  // namespace hetccl::cuda_plugin

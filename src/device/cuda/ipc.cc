@@ -17,32 +17,18 @@ namespace {
 
 static_assert(sizeof(cudaIpcMemHandle_t) == HETCCL_GPU_IPC_HANDLE_BYTES);
 
-struct DriverAddressRange {
-  PFN_cuMemGetAddressRange_v3020 range = nullptr;
-  PFN_cuGetErrorString_v6000 errorString = nullptr;
-};
-
-const DriverAddressRange& driver() {
-  static const DriverAddressRange d = [] {
-    DriverAddressRange o;
-    resolveDriverEntry("cuMemGetAddressRange", &o.range);
-    resolveDriverEntry("cuGetErrorString", &o.errorString);
-    return o;
-  }();
-  return d;
-}
-
 /// The base and size of the allocation holding `ptr`.
 int addressRange(const void* ptr, void** base, size_t* bytes) {
-  if (!driver().range) return fail(HETCCL_GPU_ERR_RUNTIME, "cuMemGetAddressRange", "not offered by this driver");
+  static const PFN_cuMemGetAddressRange_v3020 range = [] {
+    PFN_cuMemGetAddressRange_v3020 f = nullptr;
+    resolveDriverEntry("cuMemGetAddressRange", &f);
+    return f;
+  }();
+  if (!range) return fail(HETCCL_GPU_ERR_RUNTIME, "cuMemGetAddressRange", "not offered by this driver");
   CUdeviceptr b = 0;
   size_t n = 0;
-  const CUresult rc = driver().range(&b, &n, reinterpret_cast<CUdeviceptr>(ptr));
-  if (rc != CUDA_SUCCESS) {
-    const char* text = nullptr;
-    if (driver().errorString) driver().errorString(rc, &text);
-    return fail(HETCCL_GPU_ERR_RUNTIME, "cuMemGetAddressRange", text ? text : "unknown CUDA driver error");
-  }
+  const CUresult rc = range(&b, &n, reinterpret_cast<CUdeviceptr>(ptr));
+  if (rc != CUDA_SUCCESS) return driverFail(rc, "cuMemGetAddressRange");
   *base = reinterpret_cast<void*>(b);
   *bytes = n;
   return HETCCL_GPU_OK;

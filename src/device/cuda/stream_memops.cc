@@ -19,7 +19,6 @@ struct DriverMemOps {
   PFN_cuStreamWriteValue64_v11070 write64 = nullptr;
   PFN_cuStreamBatchMemOp_v11070 batch = nullptr;  // optional: one call for several operations
   PFN_cuDeviceGetAttribute_v2000 getAttribute = nullptr;
-  PFN_cuGetErrorString_v6000 errorString = nullptr;
 };
 
 const DriverMemOps& driver() {
@@ -29,7 +28,6 @@ const DriverMemOps& driver() {
     resolveDriverEntry("cuStreamWriteValue64", &o.write64);
     resolveDriverEntry("cuStreamBatchMemOp", &o.batch);
     resolveDriverEntry("cuDeviceGetAttribute", &o.getAttribute);
-    resolveDriverEntry("cuGetErrorString", &o.errorString);
     return o;
   }();
   return ops;
@@ -37,12 +35,6 @@ const DriverMemOps& driver() {
 
 // Per device: 0 unknown, 1 supported, 2 unsupported.
 std::atomic<int> gSupport[kMaxDevices];
-
-int driverFail(CUresult result, const char* call) {
-  const char* text = nullptr;
-  if (driver().errorString) driver().errorString(result, &text);
-  return fail(HETCCL_GPU_ERR_RUNTIME, call, text ? text : "unknown CUDA driver error");
-}
 
 }  // namespace
 
