@@ -1,9 +1,9 @@
 // The RMA service's device-to-device path between GPU ranks of one vendor on one host: the target of a
 // transfer maps the initiator's device allocation with the vendor's IPC handle and copies the data itself
-// (wire.hpp, kCopiedByTarget) -- one copy-engine copy per range, no staging, no window, no bytes on a
-// connection. The target keeps its own checks (region, generation, bounds) and its order (the copies
-// complete before it answers and reads the next message), and checks the initiator's ranges against the
-// size of the mapping it opened itself, never against what the message claims.
+// (wire.hpp, kCopiedByTarget) -- copy-engine copies of its ranges (one batch where no two overlap), no
+// staging, no window, no bytes on a connection. The target keeps its own checks (region, generation,
+// bounds) and its order (the copies complete before it answers and reads the next message), and checks the
+// initiator's ranges against the size of the mapping it opened itself, never against what the message claims.
 // Set-up (collective, at hetcclRmaInit): every GPU rank that may share exports a probe allocation holding
 // a random token; every peer it may share with maps it and reads the token back; a direction is used only
 // where that worked (a runtime or container that refuses IPC, or maps something else, keeps the window).
