@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +25,8 @@ struct Layout {
   std::string name;
   std::vector<int> domainOf;  ///< one entry per rank
 };
+/// How GoogleTest prints a layout parameter: its name.
+inline void PrintTo(const Layout& layout, std::ostream* os) { *os << layout.name; }
 
 /// The layouts every algorithm runs on: 1; 2; 3; 4 in one domain; 2+2; 3+1; 1+3; 2+1+2 (numbered
 /// 0,1,2,0,2); 4+4; interleaved 0,1,0,1.

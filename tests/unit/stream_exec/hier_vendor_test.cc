@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <thread>
 #include <string>
@@ -101,31 +102,45 @@ bool everyRankUsedTheVendor(SimWorld& world) {
   return true;
 }
 
-TEST_F(HierVendorTest, EveryCollectiveOnEveryLayoutIsExact) {
-  for (const Layout& layout : kLayouts) {
-    // 1+1 has no domain of several ranks: the rings' algorithms unless the hierarchical one is forced.
-    for (const char* algo : {"auto", "hier"}) {
-      if (layout.name != "1+1" && std::string(algo) == "hier") continue;
-      ScopedEnv force("HETCCL_ALGO", algo);
-      SimWorld world(layout, SimWorld::VendorDomains{});
-      runEveryCollective(world, layout, {0, 1, 5, 40'001});
-      if (layout.name != "1+1" || std::string(algo) == "hier") {
-        EXPECT_TRUE(everyRankUsedTheVendor(world)) << layout.name << " (HETCCL_ALGO=" << algo << ")";
-      }
+// One test per layout (a test for all of them ran ~280 s under ThreadSanitizer, against ctest's 300 s).
+class HierVendorLayoutTest : public HierVendorTest, public ::testing::WithParamInterface<Layout> {};
+
+TEST_P(HierVendorLayoutTest, EveryCollectiveIsExact) {
+  const Layout& layout = GetParam();
+  // 1+1 has no domain of several ranks: the rings' algorithms unless the hierarchical one is forced.
+  for (const char* algo : {"auto", "hier"}) {
+    if (layout.name != "1+1" && std::string(algo) == "hier") continue;
+    ScopedEnv force("HETCCL_ALGO", algo);
+    SimWorld world(layout, SimWorld::VendorDomains{});
+    runEveryCollective(world, layout, {0, 1, 5, 40'001});
+    if (layout.name != "1+1" || std::string(algo) == "hier") {
+      EXPECT_TRUE(everyRankUsedTheVendor(world)) << layout.name << " (HETCCL_ALGO=" << algo << ")";
     }
   }
 }
 
-TEST_F(HierVendorTest, PipelinedChunksAreExact) {
+/// The chunked pipeline on layouts with a domain of several ranks, two and three domains.
+class HierVendorChunkTest : public HierVendorLayoutTest {};
+
+TEST_P(HierVendorChunkTest, PipelinedChunksAreExact) {
+  const Layout& layout = GetParam();
   // Chunks of a quarter of the message (HETCCL_GPU_MIN_CHUNK_BYTES below it): several vendor calls per
   // phase, the reduce-scatter of one chunk overlapping the exchange of the previous one.
   ScopedEnv minChunk("HETCCL_GPU_MIN_CHUNK_BYTES", "4096");
-  for (const Layout& layout : {kLayouts[2], kLayouts[3], kLayouts[7]}) {
-    SimWorld world(layout, SimWorld::VendorDomains{});
-    runEveryCollective(world, layout, {40'001, 100'003});
-    EXPECT_TRUE(everyRankUsedTheVendor(world)) << layout.name;
-  }
+  SimWorld world(layout, SimWorld::VendorDomains{});
+  runEveryCollective(world, layout, {40'001, 100'003});
+  EXPECT_TRUE(everyRankUsedTheVendor(world)) << layout.name;
 }
+
+std::string layoutTestName(const ::testing::TestParamInfo<Layout>& info) {
+  std::string name;
+  for (char c : info.param.name) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, HierVendorLayoutTest, ::testing::ValuesIn(kLayouts), layoutTestName);
+INSTANTIATE_TEST_SUITE_P(Layouts, HierVendorChunkTest, ::testing::Values(kLayouts[2], kLayouts[3], kLayouts[7]),
+                         layoutTestName);
 
 // --- traffic ---
 
