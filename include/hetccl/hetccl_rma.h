@@ -99,7 +99,12 @@ HETCCL_API hetcclResult_t hetcclMemRegister(hetcclComm_t comm, void* buf, size_t
 /** Ends a registration: later remote accesses to it fail at their initiator as stale (never write it);
  *  a remote put being written into it right now finishes first (this call waits for it, at most
  *  HETCCL_TIMEOUT). Local requests still using it: hetcclInvalidUsage (wait for them first), nothing
- *  changed. On success the handle is released. NULL: hetcclInvalidArgument. */
+ *  changed. Device memory that peers of this host copied through IPC mappings (HETCCL_RMA_IPC): the call
+ *  also waits (at most HETCCL_TIMEOUT) until each of those peers closed its mapping of the allocation,
+ *  so the memory may be freed when it returns; a peer that does not confirm (dead, hung) makes it return
+ *  hetcclRemoteError naming that peer -- the registration has ended and the handle is released all the
+ *  same, but the allocation must not be freed while that peer may still map it. Otherwise, on success the
+ *  handle is released. NULL: hetcclInvalidArgument. */
 HETCCL_API hetcclResult_t hetcclMemDeregister(hetcclMem_t mem);
 /** Writes the descriptor of `mem` (the same bytes on every call). */
 HETCCL_API hetcclResult_t hetcclMemExport(hetcclMem_t mem, hetcclMemDesc_t* desc);

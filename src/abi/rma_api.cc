@@ -145,7 +145,8 @@ HETCCL_API hetcclResult_t hetcclMemDeregister(hetcclMem_t mem) {
   return guarded("hetcclMemDeregister", [&] {
     std::shared_ptr<rma::LocalMem> m = abi::mems().get(mem);
     m->service->deregister(*m);
-    abi::mems().erase(mem);
+    abi::mems().erase(mem);     // the registration has ended: the handle is released whatever follows
+    m->service->unmapAtPeers(*m);
   });
 }
 

@@ -7,7 +7,11 @@
 // Set-up (collective, at hetcclRmaInit): every GPU rank that may share exports a probe allocation holding
 // a random token; every peer it may share with maps it and reads the token back; a direction is used only
 // where that worked (a runtime or container that refuses IPC, or maps something else, keeps the window).
+// Deregistration: the vendors' runtimes leave freeing an allocation that another process still maps
+// undefined, so deregistering a registration that peers copied asks each of them to close its mapping
+// (Unmap) and waits for the answers; the application may free the memory when it returns.
 #include <cstring>
+#include <optional>
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/crypto.hpp"
@@ -27,6 +31,14 @@ struct ProbeRow {
   unsigned char token[16] = {};
 };
 static_assert(sizeof(ProbeRow) == 96);
+
+/// What a kCopiedByTarget transfer or an Unmap names: the allocation of an exported registration.
+WireSource wireSourceOf(const device::GpuRuntime::IpcExport& shared) {
+  WireSource ws;
+  std::memcpy(ws.handle, shared.handle.data(), sizeof ws.handle);
+  ws.allocBytes = shared.allocBytes;
+  return ws;
+}
 
 }  // namespace
 
@@ -113,9 +125,7 @@ void RmaService::exportForPeers(LocalMem& mem) {
 void RmaService::addSource(OutMsg& msg, Request& req, const LocalMem& local) {
   const uint64_t n = req.ranges.size();
   msg.source.assign(sizeof(WireSource) + n * sizeof(uint64_t), 0);
-  WireSource ws;
-  std::memcpy(ws.handle, local.shared->handle.data(), sizeof ws.handle);
-  ws.allocBytes = local.shared->allocBytes;
+  const WireSource ws = wireSourceOf(*local.shared);
   std::memcpy(msg.source.data(), &ws, sizeof ws);
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t at = local.shared->offset + req.ranges[i].local;
@@ -138,6 +148,12 @@ void RmaService::copyByTarget(int peer, Channel& ch) {
   };
   const RegionRef ref{h.slot, h.generation};
   Access a = regions_.acquire(ref, ch.table);
+  if (a.status == Status::Ok && mappingsClosed_) {  // stopping: the peer was (or is about to be) told so
+    HETCCL_INFO(log::kNet, "rank ", rank_, ": RMA ", isGet ? "get by " : "put from ", peerName(peer),
+                " refused: this rank's RMA service is stopping");
+    regions_.release(ref);
+    a.status = Status::Failed;
+  }
   if (a.status == Status::Ok) {
     try {
       device::GpuRuntime::IpcHandle handle;
@@ -170,6 +186,56 @@ void RmaService::copyByTarget(int peer, Channel& ch) {
   answer->header.flags = kCopiedByTarget;
   ch.sending.push_back(std::move(answer));
   ch.phase = Channel::RecvPhase::Idle;
+}
+
+void RmaService::unmapForPeer(Channel& ch) {
+  WireSource ws;
+  std::memcpy(&ws, ch.source.data(), sizeof ws);
+  device::GpuRuntime::IpcHandle handle;
+  std::memcpy(handle.data(), ws.handle, handle.size());
+  ch.mapped->close(handle);  // not open (never mapped, or evicted): nothing to close; answered all the same
+  auto answer = std::make_shared<OutMsg>();
+  answer->header.type = static_cast<uint32_t>(MsgType::Unmapped);
+  answer->header.id = ch.header.id;
+  ch.sending.push_back(std::move(answer));
+  ch.phase = Channel::RecvPhase::Idle;
+}
+
+void RmaService::unmapAtPeers(LocalMem& mem) {
+  if (!mem.shared) return;
+  std::vector<std::shared_ptr<Request>> asked;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Stopped or aborted: every channel closed, and a peer closes its mappings when its channel closes.
+    if (aborted_.load() || stopping_ || stopped_) return;
+    for (int p = 0; p < static_cast<int>(mem.mappedBy.size()); ++p) {
+      if (!mem.mappedBy[p] || dead_[p]) continue;  // a closed channel closed the peer's mappings with it
+      auto req = std::make_shared<Request>();
+      req->peer = p;
+      req->isUnmap = true;
+      req->service = shared_from_this();
+      auto msg = std::make_shared<OutMsg>();
+      msg->header.type = static_cast<uint32_t>(MsgType::Unmap);
+      const WireSource ws = wireSourceOf(*mem.shared);
+      msg->source.assign(reinterpret_cast<const unsigned char*>(&ws), reinterpret_cast<const unsigned char*>(&ws + 1));
+      submit(req, msg);
+      asked.push_back(std::move(req));
+    }
+    mem.mappedBy.clear();
+  }
+  std::optional<PeerError> first;
+  for (const std::shared_ptr<Request>& req : asked) {
+    try {
+      wait(*req);
+    } catch (const Error& e) {
+      if (!first)
+        first = PeerError(req->peer, peers_[req->peer].hostId,
+                          concat("the registration has ended, but ", peerName(req->peer),
+                                 " did not confirm that it closed its mapping of the allocation, which must not be "
+                                 "freed while that rank may still map it: ", e.what()));
+    }
+  }
+  if (first) throw *first;
 }
 
 }  // namespace hetccl::rma

@@ -17,6 +17,16 @@ device::GpuRuntime::IpcMapping PeerMappings::map(const device::GpuRuntime::IpcHa
   return m;
 }
 
+bool PeerMappings::close(const device::GpuRuntime::IpcHandle& handle) noexcept {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it)
+    if (it->handle == handle) {
+      gpu_.closeMemory(it->mapping.base);
+      entries_.erase(it);
+      return true;
+    }
+  return false;
+}
+
 void PeerMappings::closeAll() noexcept {
   for (const Entry& e : entries_) gpu_.closeMemory(e.mapping.base);
   entries_.clear();

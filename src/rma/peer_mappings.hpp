@@ -2,8 +2,8 @@
 // transfers it copies itself (peer_copy.cc). Only the progress thread uses it. A handle names one
 // allocation for the allocation's lifetime (a new allocation at the same address gets a new handle), so
 // a mapping is kept and reused; at most kMaxMappings per peer stay open, the least recently used is
-// closed first, and every one is closed when the channel to the peer closes. While mapped here, the
-// peer's freed allocation stays allocated (the vendor runtime keeps it for the mapping).
+// closed first, one is closed when the peer deregisters a registration in it (Unmap, wire.hpp), and
+// every one is closed when the channel to the peer closes.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,8 @@ class PeerMappings {
 
   /// The mapping of the allocation `handle` names: reused, or opened now (throws what the runtime says).
   device::GpuRuntime::IpcMapping map(const device::GpuRuntime::IpcHandle& handle);
+  /// Closes the mapping of the allocation `handle` names, if one is open; false when none was.
+  bool close(const device::GpuRuntime::IpcHandle& handle) noexcept;
   void closeAll() noexcept;
   size_t open() const { return entries_.size(); }
 

@@ -65,7 +65,13 @@ void RmaService::progressLoopBody() {
         return;
       }
       if (stopping) {
-        if (!flushUntil) flushUntil = Clock::now() + kByeFlush;
+        if (!flushUntil) {
+          flushUntil = Clock::now() + kByeFlush;
+          // Before the goodbyes go out (below): a peer takes a Bye as "every mapping of mine is closed".
+          for (Channel& ch : channels_)
+            if (ch.mapped) ch.mapped->closeAll();
+          mappingsClosed_ = true;
+        }
         bool flushed = true;
         for (int p = 0; p < size(); ++p)
           if (p != rank_ && !dead_[p] && (!channels_[p].sending.empty() || !channels_[p].sendInFlight.empty()))
@@ -193,7 +199,10 @@ bool RmaService::progressRecv(int peer, Channel& ch) {
       return true;
     case Phase::Source:
       if (!ch.recv->test(ch.sourceReq)) return false;
-      copyByTarget(peer, ch);
+      if (static_cast<MsgType>(ch.header.type) == MsgType::Unmap)
+        unmapForPeer(ch);
+      else
+        copyByTarget(peer, ch);
       return true;
     case Phase::Closed:
       return false;
@@ -293,7 +302,8 @@ void RmaService::onHeader(int peer, Channel& ch) {
     case MsgType::GetResp: {
       const bool isGet = static_cast<MsgType>(h.type) == MsgType::GetResp;
       std::shared_ptr<Request> req = takeRequest(h.id);
-      if (!req || req->peer != peer || req->isGet != isGet) throw malformed("an answer to no request of this rank");
+      if (!req || req->peer != peer || req->isGet != isGet || req->isUnmap)
+        throw malformed("an answer to no request of this rank");
       if (isGet && ((h.flags & kCopiedByTarget) != 0) != req->copiedByTarget)
         throw malformed("a get answered by another path than it was asked by");
       const auto status = static_cast<Status>(h.status);
@@ -330,6 +340,20 @@ void RmaService::onHeader(int peer, Channel& ch) {
       ch.phase = Channel::RecvPhase::Pieces;
       return;
     }
+    case MsgType::Unmap:  // the peer deregistered a registration whose allocation may be mapped here
+      if (!ch.mapped) throw malformed("an unmap on a path that maps nothing");
+      ch.source.assign(sizeof(WireSource), 0);
+      ch.sourceReq = ch.recv->irecv(ch.source.data(), ch.source.size());
+      ch.phase = Channel::RecvPhase::Source;
+      return;
+    case MsgType::Unmapped: {
+      std::shared_ptr<Request> req = takeRequest(h.id);
+      if (!req || req->peer != peer || !req->isUnmap) throw malformed("an answer to no request of this rank");
+      std::lock_guard<std::mutex> lock(mu_);
+      finishRequest(*req, Result::Success, "");
+      ch.phase = Channel::RecvPhase::Idle;
+      return;
+    }
     case MsgType::Bye: {
       std::lock_guard<std::mutex> lock(mu_);
       dead_[peer] = PeerError(peer, peers_[peer].hostId,
@@ -337,7 +361,8 @@ void RmaService::onHeader(int peer, Channel& ch) {
       std::vector<std::shared_ptr<Request>> mine;
       for (auto& [id, r] : pending_)
         if (r->peer == peer) mine.push_back(r);
-      for (auto& r : mine) finishRequest(*r, Result::RemoteError, dead_[peer]->what());
+      // An Unmap is answered by the Bye itself: the peer closed every mapping before saying it.
+      for (auto& r : mine) finishRequest(*r, r->isUnmap ? Result::Success : Result::RemoteError, dead_[peer]->what());
       channels_[peer].queue.clear();
       releaseChannel(ch);
       cv_.notify_all();
@@ -484,7 +509,8 @@ void RmaService::failEverything(Result code, const std::string& why) {
   std::vector<std::shared_ptr<Request>> all;
   for (auto& [id, r] : pending_) all.push_back(r);
   for (auto& r : all)
-    finishRequest(*r, code, concat(r->isGet ? "get from " : "put to ", peerName(r->peer), " failed: ", why));
+    finishRequest(*r, code,
+                  concat(r->isUnmap ? "unmap at " : r->isGet ? "get from " : "put to ", peerName(r->peer), " failed: ", why));
   for (int p = 0; p < static_cast<int>(channels_.size()); ++p) {  // empty when start() failed early
     if (p == rank_) continue;
     channels_[p].queue.clear();
@@ -494,17 +520,19 @@ void RmaService::failEverything(Result code, const std::string& why) {
 }
 
 void RmaService::checkDeadlines() {
-  std::vector<std::pair<int, bool>> late;  // peer, isGet
+  std::vector<std::pair<int, const char*>> late;  // peer, what it did not complete
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, r] : pending_)
-      if (r->deadline.expired() && !dead_[r->peer]) late.emplace_back(r->peer, r->isGet);
+      if (r->deadline.expired() && !dead_[r->peer])
+        late.emplace_back(r->peer, r->isUnmap ? "unmap (closing its mapping of a deregistered allocation)"
+                                   : r->isGet ? "get" : "put");
   }
-  for (auto [peer, isGet] : late) {
+  for (auto [peer, what] : late) {
     if (dead_[peer]) continue;
     failPeer(peer, TimeoutError(peer, peers_[peer].hostId,
-                                concat(peerName(peer), " did not complete an RMA ", isGet ? "get" : "put",
-                                       " within HETCCL_TIMEOUT (", timeoutMs_ / 1000.0, " s)")));
+                                concat(peerName(peer), " did not complete an RMA ", what, " within HETCCL_TIMEOUT (",
+                                       timeoutMs_ / 1000.0, " s)")));
   }
   if (!boot_) return;
   if (std::optional<PeerError> f = boot_->failure(); f && f->peer() >= 0 && f->peer() < size() && f->peer() != rank_ &&

@@ -48,6 +48,9 @@ struct LocalMem {
   /// Device memory a peer of one host may map (peer_copy.cc): the vendor's IPC handle of its allocation.
   std::optional<device::GpuRuntime::IpcExport> shared;
   std::atomic<int> pending{0};  ///< requests that use it and are not finished
+  /// Per peer: sent a transfer of it that the peer copies itself (so the peer may hold a mapping of its
+  /// allocation until told to close it at deregistration). Guarded by the service's mutex.
+  std::vector<bool> mappedBy;
 };
 
 /// An imported registration of a peer (hetcclRemoteMem_t).
@@ -67,6 +70,7 @@ struct Request {
   std::shared_ptr<LocalMem> local;  ///< dropped when the request finishes
   std::vector<Range> ranges;        ///< merged
   bool copiedByTarget = false;      ///< sent as kCopiedByTarget: a GetResp brings no pieces
+  bool isUnmap = false;             ///< not a transfer: an Unmap (peer_copy.cc), answered by Unmapped
   Deadline deadline{Clock::time_point{}};
   State state = State::Pending;
   Result code = Result::Success;

@@ -209,6 +209,11 @@ void RmaService::submit(const std::shared_ptr<Request>& req, const std::shared_p
   msg->header.id = req->id;
   msg->request = req;
   pending_[req->id] = req;
+  if (req->copiedByTarget && req->local) {  // the peer may map its allocation until deregistration
+    std::vector<bool>& by = req->local->mappedBy;
+    if (by.empty()) by.resize(size(), false);
+    by[req->peer] = true;
+  }
   enqueue(req->peer, msg);
 }
 

@@ -81,6 +81,11 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   std::shared_ptr<LocalMem> registerMemory(void* buf, uint64_t bytes);
   /// InvalidUsage while requests use it; else makes it stale and waits for accesses in progress.
   void deregister(LocalMem& mem);
+  /// After deregister: asks every peer that may have mapped the registration's device allocation to
+  /// close that mapping and waits for each answer (peer_copy.cc), so that the allocation may be freed.
+  /// TimeoutError naming a peer that did not answer within HETCCL_TIMEOUT; a peer whose RMA channel
+  /// closed (it stopped, died or failed) has closed its mappings with it: not an error.
+  void unmapAtPeers(LocalMem& mem);
   std::shared_ptr<RemoteMem> import(const DescriptorBytes& bytes);
 
   // --- transfers ---
@@ -168,6 +173,8 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   void addSource(OutMsg& msg, Request& req, const LocalMem& local);
   /// Progress thread, target side: checks, maps, copies, answers.
   void copyByTarget(int peer, Channel& ch);
+  /// Progress thread, target side of an Unmap: closes the mapping, answers Unmapped.
+  void unmapForPeer(Channel& ch);
 
   // --- progress thread (progress.cc) ---
   void progressLoop();
@@ -192,6 +199,7 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   int64_t timeoutMs_;
   std::string transportSetting_;
   bootstrap::Bootstrap* boot_ = nullptr;  // progress thread only, until stop()
+  bool mappingsClosed_ = false;  ///< progress thread: stopping, peers' allocations no longer mapped (peer_copy.cc)
   std::unique_ptr<MemoryAccess> memory_;
   RegionTable regions_;
   std::unique_ptr<LinkSet> links_;

@@ -16,6 +16,12 @@
 // (peer_mappings.hpp), checks every source range against the mapping's size, copies device to device
 // (Put: into its region; GetReq: out of it), completes the copies, and only then answers Ack / GetResp
 // (which carries no pieces) and reads the next message: the ordering guarantee is the same.
+//   Unmap    initiator -> target: header, WireSource (offsets: none). Sent when the initiator deregisters
+//            a device registration whose allocation the target may have mapped; the target closes its
+//            mapping of that allocation (if open) and answers Unmapped. The initiator's deregistration
+//            waits for the answer: the vendors' runtimes leave freeing an allocation that another process
+//            still maps undefined, and the application may free it as soon as deregistration returns.
+//   Unmapped target -> initiator: header (the Unmap's id).
 // Integers are in the host's order: every rank of a job runs on little-endian machines (x86-64,
 // aarch64), as for the other wire formats of hetccl.
 #pragma once
@@ -26,7 +32,7 @@ namespace hetccl::rma {
 
 inline constexpr uint32_t kWireMagic = 0x414d5248;  // "HRMA"
 
-enum class MsgType : uint32_t { Put = 1, GetReq = 2, Notify = 3, Ack = 4, GetResp = 5, Bye = 6 };
+enum class MsgType : uint32_t { Put = 1, GetReq = 2, Notify = 3, Ack = 4, GetResp = 5, Bye = 6, Unmap = 7, Unmapped = 8 };
 
 /// Outcome of a transfer at its target (Ack / GetResp).
 enum class Status : uint32_t {
@@ -40,7 +46,7 @@ enum class Status : uint32_t {
 struct WireHeader {
   uint32_t magic = kWireMagic;
   uint32_t type = 0;        ///< MsgType
-  uint64_t id = 0;          ///< the initiator's request id (Put, GetReq, Ack, GetResp)
+  uint64_t id = 0;          ///< the initiator's request id (Put, GetReq, Ack, GetResp, Unmap, Unmapped)
   uint32_t slot = 0;        ///< region (Put, GetReq)
   uint32_t generation = 0;
   uint64_t nranges = 0;     ///< ranges; 1: inline in offset/bytes, no table

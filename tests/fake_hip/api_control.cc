@@ -17,7 +17,8 @@ FAKEHIP_API void fakehipStats(fakehipStats_t* out) {
   *out = fakehipStats_t{c.compiles, c.compileFailures, c.moduleLoads, c.moduleLoadFailures, c.launches,
                         c.kernelsRun, c.waitValueOps, c.writeValueOps, c.badAccesses, c.injectedFailures,
                         c.liveDeviceAllocs, c.livePinnedAllocs, c.liveRegistrations, c.liveStreams,
-                        c.liveEvents, c.capturedOps, c.relaxedViolations, c.liveIpcMappings};
+                        c.liveEvents, c.capturedOps, c.relaxedViolations, c.liveIpcMappings,
+                        c.freedWhileMapped};
 }
 
 FAKEHIP_API void fakehipFailCall(const char* name, int nth, int error) { failCall(name, nth, error); }

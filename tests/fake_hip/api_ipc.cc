@@ -2,6 +2,7 @@
 // same machine (the block is a memfd, api_memory.cc, which the opener reopens through /proc/<pid>/fd), and
 // the address range query that gives the block around an address (see api.hpp, README.md).
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,8 +26,9 @@ unsigned lazyEnablePeerAccess() {
 }
 
 /// Maps the exporter's block that `h` names, or nullptr when the handle is stale: the process is gone, the
-/// fd is closed (hipFree), or its number now names another file (a later allocation reused it).
-void* mapExportedBlock(const IpcHandlePayload& h) {
+/// fd is closed (hipFree), or its number now names another file (a later allocation reused it). On success
+/// *heldFd is this process's descriptor of the block, holding a shared flock (see Range::ipcFd).
+void* mapExportedBlock(const IpcHandlePayload& h, int* heldFd) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%lld/fd/%lld", static_cast<long long>(h.pid), static_cast<long long>(h.fd));
   const int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -36,8 +38,15 @@ void* mapExportedBlock(const IpcHandlePayload& h) {
   if (fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_ino) == h.inode && static_cast<uint64_t>(st.st_dev) == h.dev &&
       static_cast<uint64_t>(st.st_size) == mappedBytes(h.size))
     p = mmap(nullptr, mappedBytes(h.size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);  // the mapping keeps the file (and so the block's pages, even after the exporter's hipFree)
-  return p == MAP_FAILED ? nullptr : p;
+  // The mapping keeps the file (and so the block's pages, even after the exporter's hipFree); the
+  // descriptor stays open with its lock so that such a hipFree is seen (counted: freedWhileMapped).
+  if (p == MAP_FAILED || flock(fd, LOCK_SH) != 0) {
+    if (p != MAP_FAILED) munmap(p, mappedBytes(h.size));
+    close(fd);
+    return nullptr;
+  }
+  *heldFd = fd;
+  return p;
 }
 
 }  // namespace
@@ -77,11 +86,13 @@ FAKEHIP_API hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t hand
   if (h.magic != IpcHandlePayload::kMagic || h.size == 0 || h.pid <= 0 || h.fd < 0) return ret(hipErrorInvalidValue);
   // Real runtimes refuse a handle of the calling process (ROCm's IPC events and CUDA: an invalid context).
   if (h.pid == getpid()) return ret(hipErrorInvalidContext);
-  void* p = mapExportedBlock(h);
+  int heldFd = -1;
+  void* p = mapExportedBlock(h, &heldFd);
   if (!p) return ret(hipErrorInvalidDevicePointer);  // ROCm's answer when the attach fails
   // Each open is a mapping of its own (a new address), device memory of the calling thread's device.
   Range mapping{reinterpret_cast<uintptr_t>(p), static_cast<size_t>(h.size), MemKind::Device, currentDevice(), 0};
   mapping.ipcMapping = true;
+  mapping.ipcFd = heldFd;
   addRange(mapping);
   counters().liveIpcMappings++;
   *devPtr = p;
@@ -98,6 +109,7 @@ FAKEHIP_API hipError_t hipIpcCloseMemHandle(void* devPtr) {
   if (!removeRange(devPtr, MemKind::Device)) return ret(hipErrorInvalidHandle);  // a concurrent close won
   counters().liveIpcMappings--;
   munmap(devPtr, mappedBytes(r.size));
+  close(r.ipcFd);
   return ret(hipSuccess);
 }
 

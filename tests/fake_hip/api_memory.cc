@@ -1,10 +1,13 @@
 // The fake's exported memory functions: device and pinned allocations, host registration, device pointers
 // of mapped host memory and pointer attributes (see api.hpp, README.md). Device blocks live in memfds so that
 // api_ipc.cc can share them with other processes.
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -92,6 +95,13 @@ FAKEHIP_API hipError_t hipFree(void* ptr) {
   counters().liveDeviceAllocs--;
   // Processes that opened the block keep its pages (their mappings hold the memfd's file); a handle made
   // before now no longer opens: the fd is closed here, and a later memfd reusing its number is another inode.
+  // Real runtimes leave freeing a block that another process still maps undefined: the fake sees it (the
+  // mapping's shared flock, api_ipc.cc), counts it and says so.
+  if (flock(r.memfd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    counters().freedWhileMapped++;
+    std::fprintf(stderr, "fake HIP: hipFree(%p) of a block that another process still maps (hipIpcOpenMemHandle "
+                 "not yet closed): undefined behaviour on a real runtime\n", ptr);
+  }
   freeDeviceBlock(r);
   return ret(hipSuccess);
 }

@@ -34,6 +34,7 @@ typedef struct {
   uint64_t capturedOps;       /* operations queued on a capturing stream (recorded, not run) */
   uint64_t relaxedViolations; /* allocation/creation calls made while a stream captured in global mode */
   uint64_t liveIpcMappings;   /* hipIpcOpenMemHandle mappings not yet closed by hipIpcCloseMemHandle */
+  uint64_t freedWhileMapped;  /* hipFree of a block another process still mapped (undefined on real runtimes) */
 } fakehipStats_t;
 
 /* Snapshot of the counters (process-wide). */

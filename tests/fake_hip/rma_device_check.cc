@@ -54,12 +54,13 @@ std::vector<hetcclRmaRange_t> randomRanges(int writer, size_t bytes) {
   return out;
 }
 
-uint64_t liveIpcMappings(void* hip) {
-  auto stats = reinterpret_cast<void (*)(fakehipStats_t*)>(dlsym(hip, "fakehipStats"));
+fakehipStats_t stats(void* hip) {
+  auto get = reinterpret_cast<void (*)(fakehipStats_t*)>(dlsym(hip, "fakehipStats"));
   fakehipStats_t s{};
-  if (stats) stats(&s);
-  return s.liveIpcMappings;
+  if (get) get(&s);
+  return s;
 }
+uint64_t liveIpcMappings(void* hip) { return stats(hip).liveIpcMappings; }
 
 }  // namespace
 
@@ -191,9 +192,18 @@ int main() {
   if (hetcclBarrier(comm, nullptr) != hetcclSuccess) return fail("final barrier");
   hetcclRemoteMemRelease(toNext);
   hetcclRemoteMemRelease(fromPrev);
-  hetcclMemDeregister(regionMem);
-  hetcclMemDeregister(sourceMem);
-  hetcclMemDeregister(source2Mem);
+  // Deregistration returns once every peer that mapped the allocation closed its mapping: freeing it
+  // right away is safe (the fake counts a free under another process's mapping).
+  if (hetcclMemDeregister(source2Mem) != hetcclSuccess) return fail("deregister the second source");
+  hipFree(block2);
+  if (hetcclMemDeregister(regionMem) != hetcclSuccess || hetcclMemDeregister(sourceMem) != hetcclSuccess)
+    return fail("deregister");
+  if (hetcclBarrier(comm, nullptr) != hetcclSuccess) return fail("barrier after deregistration");
+  if (const uint64_t left = liveIpcMappings(hip); left != 0) {
+    std::printf("rma_device_check: rank %d: FAIL: %llu IPC mappings still open after every rank deregistered "
+                "everything\n", env.rank, static_cast<unsigned long long>(left));
+    return 1;
+  }
   hetcclCommDestroy(comm);
   if (const uint64_t left = liveIpcMappings(hip); left != 0) {
     std::printf("rma_device_check: rank %d: FAIL: %llu IPC mappings still open after hetcclCommDestroy\n", env.rank,
@@ -202,7 +212,11 @@ int main() {
   }
   hipFree(region);
   hipFree(back);
-  hipFree(block2);
+  if (const uint64_t bad = stats(hip).freedWhileMapped; bad != 0) {
+    std::printf("rma_device_check: rank %d: FAIL: %llu allocation(s) freed while another rank still mapped them\n",
+                env.rank, static_cast<unsigned long long>(bad));
+    return 1;
+  }
   std::printf("rma_device_check: rank %d: OK: %zu bytes of HIP device memory put (%zu ranges + %zu puts, then 2000 "
               "random puts) and got back, every byte checked when the notification arrived; %llu IPC mapping(s) "
               "were open\n", env.rank, bytes, ranges.size(), reqs.size() - 1, static_cast<unsigned long long>(mapped));

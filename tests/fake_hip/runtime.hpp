@@ -37,7 +37,7 @@ struct Counters {
   std::atomic<uint64_t> compiles{0}, compileFailures{0}, moduleLoads{0}, moduleLoadFailures{0}, launches{0},
       kernelsRun{0}, waitValueOps{0}, writeValueOps{0}, badAccesses{0}, injectedFailures{0}, liveDeviceAllocs{0},
       livePinnedAllocs{0}, liveRegistrations{0}, liveStreams{0}, liveEvents{0}, capturedOps{0}, relaxedViolations{0},
-      liveIpcMappings{0};
+      liveIpcMappings{0}, freedWhileMapped{0};
 };
 Counters& counters();
 
@@ -71,6 +71,9 @@ struct Range {
   /// hipIpcOpenMemHandle: another process's block mapped here (kind Device); only hipIpcCloseMemHandle
   /// releases it.
   bool ipcMapping = false;
+  /// IPC mappings: this process's descriptor of the exporter's memfd, holding a shared flock until
+  /// hipIpcCloseMemHandle, so that the exporter's hipFree sees the block is still mapped elsewhere.
+  int ipcFd = -1;
 };
 /// Bytes mapped for a block of `size` bytes (memfd blocks and IPC mappings): whole pages.
 size_t mappedBytes(size_t size);

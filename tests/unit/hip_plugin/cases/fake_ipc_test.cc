@@ -360,8 +360,11 @@ TEST(FakeHipIpc, StaleHandlesAreRefused) {
   Peer peer;
   ASSERT_EQ(peer.ask1(openCommand(staleA)), fakehip::hipSuccess);
 
-  // Freeing the block closes its fd: the handle no longer opens, the peer's mapping keeps the bytes.
+  // Freeing the block closes its fd: the handle no longer opens, the peer's mapping keeps the bytes. (Real
+  // runtimes leave this undefined: the fake counts it.)
+  const uint64_t freedWhileMapped = hip().snapshot().freedWhileMapped;
   a.free();
+  EXPECT_EQ(hip().snapshot().freedWhileMapped, freedWhileMapped + 1) << "a free under a peer's mapping not counted";
   EXPECT_EQ(peer.ask("check 0 0 8192 " + std::to_string(0x44), 2), (std::vector<long long>{0, 1}));
   EXPECT_EQ(peer.ask1(openCommand(staleA)), fakehip::hipErrorInvalidDevicePointer);
 
@@ -387,6 +390,25 @@ TEST(FakeHipIpc, StaleHandlesAreRefused) {
   EXPECT_EQ(peer.ask1("close 0 0"), fakehip::hipSuccess);
   EXPECT_EQ(peer.ask("stats", 1)[0], 0);
   EXPECT_EQ(peer.finish(), 0);
+}
+
+TEST(FakeHipIpc, FreeingIsCountedOnlyWhileAPeerMapsTheBlock) {
+  const uint64_t before = hip().snapshot().freedWhileMapped;
+  ExportedBlock closedFirst(4096, 1), peerExited(4096, 2), mapped(4096, 3);
+  {
+    Peer peer;
+    ASSERT_EQ(peer.ask1(openCommand(closedFirst.handle)), fakehip::hipSuccess);
+    ASSERT_EQ(peer.ask1(openCommand(peerExited.handle)), fakehip::hipSuccess);
+    ASSERT_EQ(peer.ask1(openCommand(mapped.handle)), fakehip::hipSuccess);
+    ASSERT_EQ(peer.ask1("close 0 0"), fakehip::hipSuccess);
+    closedFirst.free();
+    EXPECT_EQ(hip().snapshot().freedWhileMapped, before) << "freed after the peer closed its mapping";
+    mapped.free();
+    EXPECT_EQ(hip().snapshot().freedWhileMapped, before + 1) << "freed while the peer maps it";
+    EXPECT_EQ(peer.finish(), 0);  // exits with its mapping of peerExited open
+  }
+  peerExited.free();
+  EXPECT_EQ(hip().snapshot().freedWhileMapped, before + 1) << "freed after the peer process exited";
 }
 
 TEST(FakeHipIpc, GetMemHandleNeedsTheBaseOfALiveBlock) {
