@@ -9,7 +9,7 @@ import ctypes
 from . import _lib
 from ._comm import check
 from ._dlpack import GPU_DEVICES, export, producer_stream, stream_handle
-from ._errors import HetcclError, InvalidArgumentError, make_error
+from ._errors import REMOTE_ERROR, HetcclError, InvalidArgumentError, make_error
 
 MEM_KINDS = {0: "host", 1: "cuda", 2: "hip"}
 
@@ -335,15 +335,19 @@ class Memory:
         return self._batch(_lib.fn.hetcclGetBatch, remote, ranges)
 
     def deregister(self):
-        """Ends the registration (remote accesses fail as stale afterwards) and releases the buffer."""
+        """Ends the registration (remote accesses fail as stale afterwards) and releases the buffer. Device
+        memory that peers of this host copied through IPC: returns once each closed its mapping, so the
+        memory may be freed; RemoteError names a peer that did not confirm (the registration has ended all
+        the same, but the memory must not be freed while that peer may still map it)."""
         m = self._m
         if not m:
             return
         rc = _lib.fn.hetcclMemDeregister(m)
+        if rc == REMOTE_ERROR:  # the registration has ended (a peer did not confirm its unmapping)
+            self._m = self._view = self.obj = None
         if rc and self._comm._h and not self._comm._rma.closed:
             check(rc, self._comm._h)  # e.g. local requests still pending: still registered
-        self._m = None
-        self._view = None
+        self._m = self._view = self.obj = None  # the buffer is no longer kept alive
 
     def __enter__(self):
         return self

@@ -183,6 +183,59 @@ def test_rma_stream_ordered_batches(gcomm):
         sub.destroy()
 
 
+def test_rma_deregistration_gives_the_memory_back(gcomm):
+    """A 2 GiB tensor that the peer copied (on one host: through its IPC mapping of the allocation), then
+    deregistered, deleted and its cache emptied (cudaFree), gives its memory back to the device: the peer
+    closed its mapping before deregistration returned. A mapping left open keeps the allocation (freeing it
+    is undefined: CUDA keeps the memory for the mapping). Both ranks share the device in these runs, so the
+    device's free memory counts both, measured by both ranks between barriers. Twice: the second tensor may
+    take the first one's address; the peer must copy from the new allocation."""
+    c = gcomm
+    if not hetccl.rma_available():
+        pytest.skip("the library does not export hetccl_rma.h")
+    if c.size < 2:
+        pytest.skip("needs 2+ ranks")
+    n = 2 << 30
+    sub = c.split(0, c.rank)
+    try:
+        sub.rma_init()
+        right, left = (sub.rank + 1) % sub.size, (sub.rank - 1) % sub.size
+        target = torch.zeros(n, dtype=torch.uint8, device=dev(c))
+        with sub.register(target) as tmem:
+            descs = np.zeros((sub.size, 128), np.uint8)
+            sub.all_gather(np.frombuffer(tmem.descriptor(), np.uint8).copy(), descs)
+            remote = sub.import_descriptor(bytes(descs[right]))
+            for round_ in range(2):
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
+                sub.barrier()
+                free_before = torch.cuda.mem_get_info(dev(c))[0]
+                sub.barrier()
+                value = 16 * round_ + sub.rank + 1
+                src = torch.full((n,), value, dtype=torch.uint8, device=dev(c))
+                torch.cuda.synchronize()
+                with sub.register(src) as smem:
+                    smem.put(0, remote, 0, n).wait()
+                    sub.notify(right, 60 + round_)
+                    assert sub.wait_notification(left, 60 + round_, timeout=60)
+                    want = 16 * round_ + left + 1
+                    assert (target == want).all().item(), f"round {round_}: the put did not bring {want}"
+                    sub.barrier()
+                del src
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
+                sub.barrier()
+                free_after = torch.cuda.mem_get_info(dev(c))[0]
+                sub.barrier()
+                kept = free_before - free_after
+                assert kept < (512 << 20), (
+                    f"round {round_}: {kept / 2**30:.2f} GiB of the device not given back after every rank "
+                    f"deregistered and freed its 2 GiB source (a peer still maps it?)")
+            remote.release()
+    finally:
+        sub.destroy()
+
+
 def test_rma_puts_then_notify_on_tensor_views(gcomm):
     """Hundreds of puts from a tensor view (not at the start of its allocation: a device-to-device path must
     carry the offset), then one put of 1 GiB and a notification: at the moment it arrives the last bytes of

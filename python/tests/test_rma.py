@@ -2,7 +2,9 @@
 requests, notifications and their errors. Skipped, saying why, while the loaded libhetccl does not export
 hetccl_rma.h's functions (they are enabled by the library that does)."""
 
+import gc
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -60,6 +62,17 @@ def test_rma_needs_init():
             c.import_descriptor(mem.descriptor())  # own memory needs no RMA
         mem.deregister()
         mem.deregister()  # idempotent
+        # The buffer is kept alive while registered, and no longer after (a freed GPU tensor's memory
+        # goes back to the device only then).
+        buf = np.zeros(64, np.uint8)
+        alive = weakref.ref(buf)
+        mem = c.register(buf)
+        del buf
+        gc.collect()
+        assert alive() is not None, "the registration does not keep its buffer alive"
+        mem.deregister()
+        gc.collect()
+        assert alive() is None, "the deregistered Memory still keeps its buffer alive"
     finally:
         c.destroy()
 
