@@ -194,7 +194,9 @@ typedef struct {
   /* `count` copies (any directions, as memcpyAsync) queued on `stream` as one batch: the copies run after
    * earlier work of the stream and before later work, in no order among themselves -- destinations must not
    * overlap each other. Where the runtime has batched copies (CUDA 12.8+: cudaMemcpyBatchAsync) one call,
-   * else one memcpyAsync each. Copies of 0 bytes are skipped. May be NULL (the core then loops). */
+   * else one memcpyAsync each; the CUDA plugin copies a batch whose sources and destinations lie in one
+   * device allocation each as one kernel over the range list. Copies of 0 bytes are skipped. May be NULL
+   * (the core then loops). */
   int (*memcpyBatchAsync)(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, void* stream);
 } hetcclGpuPlugin_v3_t;
 

@@ -40,4 +40,21 @@ inline int driverFail(CUresult result, const char* call) noexcept {
   return gpu_plugin::fail(HETCCL_GPU_ERR_RUNTIME, call, text ? text : "unknown CUDA driver error");
 }
 
+/// The base and size of the allocation holding `ptr` (cuMemGetAddressRange: the runtime API has no such query).
+inline int allocationRange(const void* ptr, void** base, size_t* bytes) noexcept {
+  static const PFN_cuMemGetAddressRange_v3020 range = [] {
+    PFN_cuMemGetAddressRange_v3020 f = nullptr;
+    resolveDriverEntry("cuMemGetAddressRange", &f);
+    return f;
+  }();
+  if (!range) return gpu_plugin::fail(HETCCL_GPU_ERR_RUNTIME, "cuMemGetAddressRange", "not offered by this driver");
+  CUdeviceptr b = 0;
+  size_t n = 0;
+  const CUresult rc = range(&b, &n, reinterpret_cast<CUdeviceptr>(ptr));
+  if (rc != CUDA_SUCCESS) return driverFail(rc, "cuMemGetAddressRange");
+  *base = reinterpret_cast<void*>(b);
+  *bytes = n;
+  return HETCCL_GPU_OK;
+}
+
 }  // namespace hetccl::cuda_plugin

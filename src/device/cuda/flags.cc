@@ -44,8 +44,10 @@ int streamWaitFlag(void* stream, const uint64_t* flag, uint64_t value, unsigned 
   uint64_t* deviceFlag = nullptr;
   if (const int rc = deviceAddressOf(flag, "streamWaitFlag (cudaHostGetDevicePointer)", &deviceFlag)) return rc;
   const auto s = static_cast<gpuStream_t>(stream);
-  if (useNative(flags)) return nativeWaitFlag(s, deviceFlag, value);
+  // Before any wait, native or not: a kernel loaded lazily (at its first launch) while a stream of the
+  // process waits can hang the load (seen with the copy kernel behind a native wait, CUDA 13).
   if (const int rc = preloadKernelsOnce()) return rc;
+  if (useNative(flags)) return nativeWaitFlag(s, deviceFlag, value);
   return check(launchWaitFlagKernel(deviceFlag, value, s), "streamWaitFlag (polling kernel launch)");
 }
 

@@ -13,34 +13,14 @@
 #include "device/cuda/plugin_state.hpp"
 
 namespace hetccl::cuda_plugin {
-namespace {
 
 static_assert(sizeof(cudaIpcMemHandle_t) == HETCCL_GPU_IPC_HANDLE_BYTES);
-
-/// The base and size of the allocation holding `ptr`.
-int addressRange(const void* ptr, void** base, size_t* bytes) {
-  static const PFN_cuMemGetAddressRange_v3020 range = [] {
-    PFN_cuMemGetAddressRange_v3020 f = nullptr;
-    resolveDriverEntry("cuMemGetAddressRange", &f);
-    return f;
-  }();
-  if (!range) return fail(HETCCL_GPU_ERR_RUNTIME, "cuMemGetAddressRange", "not offered by this driver");
-  CUdeviceptr b = 0;
-  size_t n = 0;
-  const CUresult rc = range(&b, &n, reinterpret_cast<CUdeviceptr>(ptr));
-  if (rc != CUDA_SUCCESS) return driverFail(rc, "cuMemGetAddressRange");
-  *base = reinterpret_cast<void*>(b);
-  *bytes = n;
-  return HETCCL_GPU_OK;
-}
-
-}  // namespace
 
 int ipcExport(const void* ptr, void* handle, size_t* offset, size_t* allocBytes) {
   if (!ptr || !handle || !offset || !allocBytes) return fail(HETCCL_GPU_ERR_ARGUMENT, "ipcExport", "null argument");
   void* base = nullptr;
   size_t bytes = 0;
-  if (const int rc = addressRange(ptr, &base, &bytes)) return rc;
+  if (const int rc = allocationRange(ptr, &base, &bytes)) return rc;
   cudaIpcMemHandle_t h{};
   if (const int rc = check(cudaIpcGetMemHandle(&h, base), "cudaIpcGetMemHandle")) return rc;
   std::memcpy(handle, &h, sizeof h);
@@ -59,7 +39,7 @@ int ipcOpen(const void* handle, void** base, size_t* bytes) {
   if (const int rc = check(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle"))
     return rc;
   void* b = nullptr;
-  if (const int rc = addressRange(p, &b, bytes)) {
+  if (const int rc = allocationRange(p, &b, bytes)) {
     (void)cudaIpcCloseMemHandle(p);
     return rc;
   }

@@ -1,6 +1,7 @@
 // The CUDA plugin's kernels: the single-source kernels of src/device/gpu instantiated once, behind the
 // launchers declared in kernels.hpp.
 #include "device/cuda/kernels.hpp"
+#include "device/gpu/copy_kernels.cuh"
 #include "device/gpu/flag_kernels.cuh"
 #include "device/gpu/reduce_kernels.cuh"
 #include "device/gpu/stream_ops_kernels.cuh"
@@ -35,9 +36,25 @@ gpuError_t launchStreamOpsKernel(const hetcclGpuStreamOp_t* ops, unsigned count,
   return gpu::launchStreamOps(batch, stream);
 }
 
+gpuError_t launchCopyRangesKernel(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count,
+                                  gpuStream_t stream) {
+  for (size_t first = 0; first < count; first += gpu::kCopyRangesPerLaunch) {
+    gpu::CopyRangeBatch batch{};
+    batch.count = static_cast<unsigned>(count - first < gpu::kCopyRangesPerLaunch ? count - first : gpu::kCopyRangesPerLaunch);
+    for (unsigned i = 0; i < batch.count; ++i) {
+      batch.dst[i] = reinterpret_cast<uint64_t>(dsts[first + i]);
+      batch.src[i] = reinterpret_cast<uint64_t>(srcs[first + i]);
+      batch.bytes[i] = sizes[first + i];
+    }
+    if (const gpuError_t err = gpu::launchCopyRanges(batch, stream)) return err;
+  }
+  return gpuSuccess;
+}
+
 gpuError_t preloadKernels() {
   gpuError_t err = gpu::preloadFlagKernels();
   if (err == gpuSuccess) err = gpu::preloadStreamOpsKernel();
+  if (err == gpuSuccess) err = gpu::preloadCopyKernel();
   return err == gpuSuccess ? gpu::preloadReduceKernels() : err;
 }
 

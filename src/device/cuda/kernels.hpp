@@ -19,6 +19,10 @@ gpuError_t launchWaitFlagKernel(const uint64_t* deviceFlag, uint64_t value, gpuS
 gpuError_t launchWriteFlagKernel(uint64_t* deviceFlag, uint64_t value, gpuStream_t stream);
 /// One streamOpsKernel running `count` (<= HETCCL_GPU_MAX_STREAM_OPS) operations, validated by the caller.
 gpuError_t launchStreamOpsKernel(const hetcclGpuStreamOp_t* ops, unsigned count, gpuStream_t stream);
+/// Copies `count` ranges (none empty, destinations not overlapping, every address one the current device can
+/// reach) with copyRangesKernel, gpu::kCopyRangesPerLaunch ranges per launch.
+gpuError_t launchCopyRangesKernel(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count,
+                                  gpuStream_t stream);
 /// Loads every kernel above on the current device, so that no later launch loads one lazily (a lazy load
 /// may wait for a spinning flag kernel: src/device/gpu/flag_kernels.cuh). Idempotent.
 gpuError_t preloadKernels();

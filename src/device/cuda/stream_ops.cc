@@ -19,6 +19,9 @@ int streamOps(void* stream, const hetcclGpuStreamOp_t* ops, unsigned count) {
   if (const char* why = gpu_plugin::invalidStreamOps(ops, count)) return fail(HETCCL_GPU_ERR_ARGUMENT, "streamOps", why);
   const auto s = static_cast<gpuStream_t>(stream);
   const bool native = nativeOnCurrentDevice();
+  // Before any wait, native or not: a kernel loaded lazily while a stream of the process waits can hang
+  // the load (the copy kernel behind a native wait, CUDA 13: bench/results/rma_copy_kernel_gpu_2026-11-25).
+  if (const int rc = preloadKernelsOnce()) return rc;
   auto inKernel = [&](const hetcclGpuStreamOp_t& op) {
     return !native || op.kind == HETCCL_GPU_OP_STAMP_CHECK || (op.flags & HETCCL_GPU_FLAG_FORCE_KERNEL);
   };
@@ -27,7 +30,6 @@ int streamOps(void* stream, const hetcclGpuStreamOp_t* ops, unsigned count) {
     unsigned end = begin + 1;
     while (end < count && inKernel(ops[end]) == kernel) ++end;
     if (kernel) {
-      if (const int rc = preloadKernelsOnce()) return rc;
       if (const int rc = check(launchStreamOpsKernel(ops + begin, end - begin, s), "streamOps (kernel launch)"))
         return rc;
     } else if (const int rc = nativeStreamOps(s, ops + begin, end - begin)) {

@@ -1,6 +1,4 @@
 // Streams, events and asynchronous copies of the CUDA plugin.
-#include <atomic>
-
 #include "device/cuda/plugin_functions.hpp"
 #include "device/cuda/plugin_state.hpp"
 
@@ -66,28 +64,6 @@ int memcpyAsync(void* dst, const void* src, size_t bytes, void* stream) {
   if (bytes == 0) return HETCCL_GPU_OK;
   if (!dst || !src) return fail(HETCCL_GPU_ERR_ARGUMENT, "memcpyAsync", "null pointer");
   return check(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, asStream(stream)), "cudaMemcpyAsync");
-}
-
-int memcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, void* stream) {
-  if (count && (!dsts || !srcs || !sizes)) return fail(HETCCL_GPU_ERR_ARGUMENT, "memcpyBatchAsync", "null array");
-  // cudaMemcpyBatchAsync (12.8+) takes no zero-sized copies and no null stream; a driver that refuses it
-  // (cudaErrorNotSupported and the like) is remembered and the copies go one by one.
-  static std::atomic<bool> batchRefused{false};
-  size_t nonEmpty = 0;
-  for (size_t i = 0; i < count; ++i) nonEmpty += sizes[i] != 0;
-  if (nonEmpty == count && count > 1 && stream && !batchRefused.load(std::memory_order_relaxed)) {
-    cudaMemcpyAttributes attr{};
-    attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-    size_t attrIndex = 0;
-    const cudaError_t err = cudaMemcpyBatchAsync(dsts, srcs, sizes, count, &attr, &attrIndex, 1, asStream(stream));
-    if (err == cudaSuccess) return HETCCL_GPU_OK;
-    (void)cudaGetLastError();
-    batchRefused.store(true, std::memory_order_relaxed);
-    CUDA_PLUGIN_INFO("cudaMemcpyBatchAsync refused (%s): batched copies go one by one", cudaGetErrorString(err));
-  }
-  for (size_t i = 0; i < count; ++i)
-    if (const int rc = memcpyAsync(dsts[i], srcs[i], sizes[i], stream)) return rc;
-  return HETCCL_GPU_OK;
 }
 
 int memsetAsync(void* dst, int byteValue, size_t bytes, void* stream) {
