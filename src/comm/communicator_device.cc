@@ -95,7 +95,8 @@ void Communicator::setUpDeviceExecution() {
           if (!domainComm) pathChoice_ = withoutDomainVendor(pathChoice_, failure);
         }
         executor_ = std::make_unique<PipelineExecutor>(*gpu_, device, *boot_, topology_, std::move(domainComm),
-                                                       facts.vendorName, domainName, checkCalls_, &aborted_, onFailure);
+                                                       facts.vendorName, domainName, checkCalls_, transport_,
+                                                       &aborted_, onFailure);
         break;
       }
       case ExecPath::Staged:

@@ -143,18 +143,20 @@ std::string whyNotUcx(const std::vector<Published>& table, const std::vector<Pee
 }  // namespace
 
 LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const std::atomic<bool>* abortFlag,
-                 Deadline deadline)
+                 Deadline deadline, LinkScope scope)
     : rank_(boot.rank()) {
   const int n = boot.size();
   const auto& peers = boot.peers();
   const PeerInfo& self = peers[rank_];
   choice_.assign(n, -1);
+  // Peers this set connects to (symmetric: p links to q exactly when q links to p).
+  auto linked = [&](int p) { return p != rank_ && (scope == LinkScope::AllPeers || peers[p].hostId != self.hostId); };
   // Which transports this rank may need before it knows the others' ucx flags: auto may use ucx or tcp
   // towards every other host, so it listens on both (an unused listener closes at the end of init).
   bool mayNeed[kNumTransports] = {};
   bool remotePeer = false;
   for (int p = 0; p < n; ++p) {
-    if (p == rank_) continue;
+    if (!linked(p)) continue;
     remotePeer = remotePeer || peers[p].hostId != self.hostId;
     const int c = chooseTransport(forced, self, peers[p], kUcxUsable | kUcxAllowed, kUcxUsable | kUcxAllowed);
     mayNeed[c] = true;
@@ -184,7 +186,7 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
   checkSameTransport(table, peers);
   bool usesUcx = false;
   for (int p = 0; p < n; ++p) {
-    if (p == rank_) continue;
+    if (!linked(p)) continue;
     choice_[p] = chooseTransport(forced, self, peers[p], mine.ucx, table[p].ucx);
     usesUcx = usesUcx || choice_[p] == kUcx;
   }
@@ -197,12 +199,12 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
   try {
     // All connects first (they never wait for the peer), then all accepts.
     for (int p = 0; p < n; ++p) {
-      if (p == rank_) continue;
+      if (!linked(p)) continue;
       transport::ConnectInfo info{self, peers[p], connectionToken(mine.nonce, table[p].nonce, rank_, p), abortFlag};
       send_[p] = transports_[choice_[p]]->connect(table[p].handles[choice_[p]], info, deadline);
     }
     for (int p = 0; p < n; ++p) {
-      if (p == rank_) continue;
+      if (!linked(p)) continue;
       transport::ConnectInfo info{self, peers[p], connectionToken(table[p].nonce, mine.nonce, p, rank_), abortFlag};
       recv_[p] = transports_[choice_[p]]->accept(*listeners[choice_[p]], info, deadline);
       HETCCL_INFO(log::kInit, "rank ", rank_, " <-> rank ", p, " (host ", peers[p].hostId, ", domain ",
@@ -239,6 +241,7 @@ transport::RecvConn& LinkSet::recvFrom(int peer) {
 
 std::string_view LinkSet::transportTo(int peer) const {
   if (peer == rank_ || peer < 0 || peer >= static_cast<int>(choice_.size())) return "self";
+  if (choice_[peer] < 0) return "none";
   return transports_[choice_[peer]]->name();
 }
 

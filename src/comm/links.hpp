@@ -15,12 +15,19 @@
 
 namespace hetccl {
 
+/// Which peers a LinkSet connects to.
+enum class LinkScope {
+  AllPeers,    ///< every other rank (the host engine's links)
+  OtherHosts,  ///< only ranks on other hosts (the stream pipeline's ring proxy, net_ring_proxy.hpp)
+};
+
 class LinkSet final : public engine::Links {
  public:
-  /// Connects this rank to every other rank. `forced` is "", "auto", "shm", "tcp" or "ucx". Collective over
-  /// the bootstrap; throws on any failure (naming the peer) or at the deadline.
+  /// Connects this rank to every other rank in `scope`. `forced` is "", "auto", "shm", "tcp" or "ucx".
+  /// Collective over the bootstrap (every rank passes the same scope); throws on any failure (naming the
+  /// peer) or at the deadline.
   LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const std::atomic<bool>* abortFlag,
-          Deadline deadline);
+          Deadline deadline, LinkScope scope = LinkScope::AllPeers);
   ~LinkSet() override;
 
   transport::SendConn& sendTo(int peer) override;

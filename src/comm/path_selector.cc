@@ -51,14 +51,16 @@ Layout layoutOf(const PathFacts& f) {
 }
 
 bool allGpu(const Layout& l) { return l.cpuRanks.empty(); }
-bool pipelinePossible(const Layout& l) { return allGpu(l) && l.hosts == 1 && l.nranks > 1; }
+bool pipelinePossible(const Layout& l) { return allGpu(l) && l.nranks > 1; }
+// Where auto takes the stream pipeline: GPU ranks of one host. Between hosts it runs only when asked for
+// (HETCCL_GPU_EXEC=pipeline; rings mirrored by the ring proxy), until it is measured ahead of host staging.
+bool pipelineByDefault(const Layout& l) { return pipelinePossible(l) && l.hosts == 1; }
 
 // Why the stream pipeline cannot run ("" when it can).
 std::string pipelineBlocker(const Layout& l) {
   if (!allGpu(l))
     return concat(l.cpuRanks.size() == 1 ? "rank " : "ranks ", rankList(l.cpuRanks),
                   l.cpuRanks.size() == 1 ? " is a CPU rank" : " are CPU ranks");
-  if (l.hosts > 1) return concat("the ranks are on ", l.hosts, " hosts");
   if (l.nranks == 1) return "a single rank has no peer to pipeline with";
   return "";
 }
@@ -134,7 +136,7 @@ bool vendorProbeNeeded(const PathFacts& f) {
   const Layout l = layoutOf(f);
   if (!allGpu(l) || f.vendorCcl == "off") return false;
   if (l.domains == 1) return l.oneDeviceKind;                                  // delegation
-  return l.oneKindPerDomain && pipelinePossible(l) && f.gpuExec == "auto";  // vendor inside domains
+  return l.oneKindPerDomain && pipelineByDefault(l) && f.gpuExec == "auto";  // vendor inside domains
 }
 
 PathChoice choosePath(const PathFacts& f) {
@@ -172,16 +174,23 @@ PathChoice choosePath(const PathFacts& f) {
   if (!pipelinePossible(l)) {
     c.path = ExecPath::Staged;
     c.reason = concat(notDelegated, pipelineBlocker(l),
-                      ", and the stream pipeline needs every rank a GPU rank on one host (at least two ranks)");
+                      ", and the stream pipeline needs every rank a GPU rank (at least two ranks)");
     if (f.gpuExec == "pipeline") {
       c.warn = true;
       c.reason = concat("HETCCL_GPU_EXEC=pipeline cannot be honoured: ", c.reason);
     }
     return c;
   }
+  if (!pipelineByDefault(l) && f.gpuExec == "auto") {
+    c.path = ExecPath::Staged;
+    c.reason = concat(notDelegated, "GPU ranks on ", l.hosts, " hosts: host staging (HETCCL_GPU_EXEC=pipeline runs the "
+                      "stream pipeline between them, its rings mirrored over the network)");
+    return c;
+  }
+  const std::string hostWords = l.hosts == 1 ? "one host" : concat(l.hosts, " hosts");
   const std::string where = l.domains == 1
-                                ? concat("GPU ranks of one host in domain '", l.domainNames, "'")
-                                : concat("GPU ranks of one host in ", l.domains, " domains (", l.domainNames, ")");
+                                ? concat("GPU ranks of ", hostWords, " in domain '", l.domainNames, "'")
+                                : concat("GPU ranks of ", hostWords, " in ", l.domains, " domains (", l.domainNames, ")");
   const std::string shared = l.domains > 1 && vendor ? sharedGpuInADomain(f) : "";
   if (!shared.empty()) {
     vendor = false;

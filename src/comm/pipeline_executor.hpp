@@ -1,5 +1,7 @@
-// Device execution by the stream pipeline (src/stream_exec): GPU ranks of one host, each group compiled
-// into work on GPU streams over pinned shared-memory rings. With a vendor library on every rank, each
+// Device execution by the stream pipeline (src/stream_exec): GPU ranks, each group compiled into work on
+// GPU streams over pinned rings, shared-memory rings between ranks of one host and, between hosts, rings
+// mirrored over the network by the executor's ring proxy (its own transport connections, tcp or ucx as
+// the communicator's links would choose). With a vendor library on every rank, each
 // domain also gets a vendor communicator over its members, and the planner hands the phases inside a
 // domain to it (algo::StepKind::DomainCollective): only the cross-domain share crosses the rings.
 #pragma once
@@ -11,6 +13,7 @@
 #include "algo/topology.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "comm/device_executor.hpp"
+#include "comm/links.hpp"
 #include "device/base/gpu_plugin.h"
 #include "domain/base/vendor_ccl.hpp"
 #include "stream_exec/stream_executor.hpp"
@@ -19,8 +22,9 @@ namespace hetccl {
 
 class PipelineExecutor final : public DeviceExecutor {
  public:
-  /// Collective over `boot` (every rank a GPU rank on this host): builds the StreamExecutor (rings,
-  /// streams, landing buffers on `device`). `domainComm`, when given (every rank passes one or none),
+  /// Collective over `boot` (every rank a GPU rank): builds the StreamExecutor (rings, streams, landing
+  /// buffers on `device`) and, when some rank is on another host, the connections to every rank on
+  /// another host over `transportSetting` (HETCCL_TRANSPORT / the config's netName, as LinkSet takes it). `domainComm`, when given (every rank passes one or none),
   /// is this rank's vendor communicator over topology.membersOf(its domain), described by `vendorName`;
   /// the executor owns it. `checkCalls` (HETCCL_CHECK_CALLS): groups with a collective are compared
   /// between ranks before they are queued. `domainName` names this rank's domain in error messages.
@@ -28,7 +32,8 @@ class PipelineExecutor final : public DeviceExecutor {
   /// to `onFailure`.
   PipelineExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot, const algo::Topology& topology,
                    std::unique_ptr<domain::DomainComm> domainComm, const std::string& vendorName,
-                   std::string domainName, bool checkCalls, const std::atomic<bool>* abortFlag, FailureSink onFailure);
+                   std::string domainName, bool checkCalls, const std::string& transportSetting,
+                   const std::atomic<bool>* abortFlag, FailureSink onFailure);
   /// Destroys the stream executor first (it drains or releases its streams), then the domain
   /// communicator (finalized unless abort() ran).
   ~PipelineExecutor() override;
@@ -52,6 +57,7 @@ class PipelineExecutor final : public DeviceExecutor {
   const std::string domainName_;
   std::string description_;
   std::unique_ptr<domain::DomainComm> domainComm_;  // declared before exec_: outlives it
+  std::unique_ptr<LinkSet> netLinks_;               // ranks on other hosts (the ring proxy's); outlives exec_
   std::unique_ptr<stream_exec::StreamExecutor> exec_;
 };
 

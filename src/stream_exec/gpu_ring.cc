@@ -2,6 +2,8 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -105,6 +107,19 @@ GpuRing::~GpuRing() {
     HETCCL_WARN(log::kShm, "unregistering GPU ring ", segment_.name(), ": ", gpu_.lastError());
 }
 
+namespace {
+
+/// A ring only this process maps: one end of a ring between hosts, mirrored by the proxy. Its name is
+/// unlinked at once (nobody else opens it).
+ShmSegment createPrivateRing(const NameTag& ownTag, int from, int to, uint32_t slots, uint64_t slotBytes) {
+  const std::string name = concat(ringName(ownTag, from, to), "-net");
+  ShmSegment seg = createRing(name, from, to, slots, slotBytes);
+  ShmSegment::unlink(name);
+  return seg;
+}
+
+}  // namespace
+
 GpuRingSet GpuRingSet::build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_t& gpu, uint32_t slots,
                              uint64_t slotBytes) {
   const int n = boot.size(), self = boot.rank();
@@ -120,21 +135,31 @@ GpuRingSet GpuRingSet::build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_t
   GpuRingSet set;
   set.out.resize(n);
   set.in.resize(n);
+  set.remote.assign(n, false);
+  const auto& peers = boot.peers();
+  for (int p = 0; p < n; ++p) set.remote[p] = peers[p].hostId != peers[self].hostId;
   std::vector<std::string> created;
   try {
     for (int p = 0; p < n; ++p) {
       if (p == self) continue;
+      if (set.remote[p]) {  // both ends here; the proxy moves the pieces (net_ring_proxy.hpp)
+        set.out[p] = std::make_unique<GpuRing>(createPrivateRing(tags[self], self, p, slots, slotBytes), gpu);
+        set.in[p] = std::make_unique<GpuRing>(createPrivateRing(tags[self], p, self, slots, slotBytes), gpu);
+        continue;
+      }
       created.push_back(ringName(tags[p], self, p));
       set.out[p] = std::make_unique<GpuRing>(createRing(created.back(), self, p, slots, slotBytes), gpu);
     }
     boot.barrier();  // every ring exists
     for (int p = 0; p < n; ++p)
-      if (p != self) set.in[p] = std::make_unique<GpuRing>(openRing(ringName(tags[self], p, self), boot.peers()[p], self), gpu);
+      if (p != self && !set.remote[p]) set.in[p] = std::make_unique<GpuRing>(openRing(ringName(tags[self], p, self), boot.peers()[p], self), gpu);
   } catch (...) {
     for (const std::string& name : created) ShmSegment::unlink(name);  // a receiver that never came
     throw;
   }
-  HETCCL_INFO(log::kShm, "rank ", self, ": GPU rings to ", n - 1, " peers, ", slots, " x ", slotBytes, " bytes each way");
+  const auto remotes = std::count(set.remote.begin(), set.remote.end(), true);
+  HETCCL_INFO(log::kShm, "rank ", self, ": GPU rings to ", n - 1, " peers (", remotes, " on other hosts, mirrored over the ",
+              "network), ", slots, " x ", slotBytes, " bytes each way");
   return set;
 }
 

@@ -12,7 +12,8 @@
 //     expect       what the receiver's stream waits for now: the piece's slot + 1 (0: no piece), then
 //                  the 4 stamp words it expects (written by that stream before each piece)
 //   headers[slots] 64 bytes per slot: word 0 the slot's state (0 empty, 1 full), words 1-4 the call stamp
-//                  of the piece in it (gpu_stamp.hpp)
+//                  of the piece in it (gpu_stamp.hpp), word 5 the piece's length in bytes (written with the
+//                  stamp; read by the proxy of a ring between hosts, net_ring_proxy.hpp)
 //   slots[slots][slotBytes]
 // A handshake per slot, with constant values only: the sender waits until the slot is empty, copies the
 // piece in, writes its stamp and then state = 1; the receiver publishes the stamp it expects (expect),
@@ -41,6 +42,7 @@ inline constexpr uint64_t kGpuRingMagic = 0x4753'6c63'6374'6568ull;  // "hetcclS
 inline constexpr uint32_t kGpuRingVersion = 3;
 inline constexpr size_t kGpuSlotHeaderBytes = 64;  ///< per slot: state word + 32-byte stamp
 inline constexpr uint64_t kSlotEmpty = 0, kSlotFull = 1;
+inline constexpr int kSlotBytesWord = 5;  ///< word of a slot header that holds the piece's length
 inline constexpr size_t kGpuExpectWords = 5;  ///< slot + 1 (0: none), then the expected stamp
 
 struct alignas(64) GpuRingHeader {
@@ -92,13 +94,21 @@ class GpuRing {
   char* dev_ = nullptr;  // the segment's address for kernels
 };
 
-/// Both directions to every other rank (all on this host). Built collectively over `boot`.
+/// Both directions to every other rank. Built collectively over `boot`.
+///
+/// A peer on this host shares each ring with this rank (one segment, both processes map it). A peer on
+/// another host (`remote`) gets two rings only this process maps, one per direction, with the same layout:
+/// the streams use them exactly as a shared ring, and the NetRingProxy (net_ring_proxy.hpp) mirrors them
+/// with the peer's over the network (a full slot of `out` is sent and lands in the peer's `in`, the peer's
+/// release comes back as a credit that empties the slot here).
 struct GpuRingSet {
   std::vector<std::unique_ptr<GpuRing>> out;  ///< indexed by peer: this rank -> peer
   std::vector<std::unique_ptr<GpuRing>> in;   ///< indexed by peer: peer -> this rank
+  std::vector<bool> remote;                   ///< indexed by peer: on another host (its rings are mirrored)
 
   /// Every rank creates its outgoing rings (`slots` x `slotBytes`), then maps its incoming ones (the
-  /// names are unlinked as soon as both ends hold them). Throws naming the peer on failure.
+  /// names are unlinked as soon as both ends hold them); rings to other hosts are created private.
+  /// Throws naming the peer on failure.
   static GpuRingSet build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_t& gpu, uint32_t slots,
                           uint64_t slotBytes);
 };

@@ -32,7 +32,8 @@ uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); 
 
 StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot,
                                algo::Topology topology, FailureSink onFailure, FailureCheck checkFailure,
-                               const std::atomic<bool>* abortFlag, domain::DomainComm* domainComm)
+                               const std::atomic<bool>* abortFlag, domain::DomainComm* domainComm,
+                               engine::Links* netLinks)
     : gpu_(gpu),
       device_(device),
       topology_(std::move(topology)),
@@ -46,6 +47,8 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
   check(gpu_.setDevice(device_), "setDevice");
   rings_ = GpuRingSet::build(boot, gpu_, slots, slotBytes);
   const int n = topology_.nranks;
+  int remotePeers = 0;
+  for (int p = 0; p < n; ++p) remotePeers += rings_.remote[p] ? 1 : 0;
   res_.gpu = &gpu_;
   res_.rank = topology_.rank;
   res_.rings = &rings_;
@@ -86,9 +89,17 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
   res_.words.started = cdev + 8 * kStartedWord;
   res_.words.finished = cdev + 8 * kFinishedWord;
   plans_ = std::make_unique<algo::PlanCache>(topology_, tuning_, kPlanCacheEntries);
+  if (remotePeers > 0) {
+    if (!netLinks)
+      throw InternalError(concat("rank ", topology_.rank, ": the stream pipeline has ", remotePeers,
+                                 " peers on other hosts but no connections to them"));
+    proxy_ = std::make_unique<NetRingProxy>(rings_, *netLinks, boot.peers(), topology_.rank, abortFlag_,
+                                            [this](const std::exception& e) { reportFailure(e); });
+    proxy_->start();
+  }
   thread_ = std::thread([this] { monitor(); });
   HETCCL_INFO(log::kInit, "rank ", topology_.rank, ": device calls use the ", describe(), ", chunk ", slotBytes,
-              " bytes, ", slots, " slots per ring");
+              " bytes, ", slots, " slots per ring", remotePeers ? concat(", ", remotePeers, " peers on other hosts through the ring proxy") : std::string());
 }
 
 void StreamExecutor::createStreams(StreamSet& set) {
@@ -118,6 +129,7 @@ StreamExecutor::~StreamExecutor() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (proxy_) proxy_->stop();  // every queued group is done (or released): nothing more crosses hosts
   logTraffic();
   // Released work still runs on the streams: wait (bounded) until they are idle before freeing what they
   // use. A user stream that never reaches its collectives keeps them busy: then everything is leaked.
@@ -301,6 +313,7 @@ void StreamExecutor::reportFailure(const std::exception& e) {
     failed_ = true;
   }
   HETCCL_WARN(log::kEngine, "rank ", topology_.rank, ": device collective failed: ", e.what());
+  if (proxy_) proxy_->halt();  // before the release: the proxy must not flip a released slot back
   releaseStreams();
   // A vendor call waiting for a domain peer is released only by aborting the vendor communicator (its
   // kernels poll the abort flag). Not on this thread: ncclCommAbort synchronises with the device, which

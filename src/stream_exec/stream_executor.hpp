@@ -1,6 +1,7 @@
-// Device collectives between GPU ranks of one host, run entirely by GPU streams (see stream_program.hpp):
+// Device collectives between GPU ranks, run entirely by GPU streams (see stream_program.hpp):
 // device -> pinned shared-memory ring -> device on copy engines, chunk after chunk, every peer's two
-// directions at once, reductions in kernels. enqueue() plans the group, queues it on this executor's
+// directions at once, reductions in kernels. A ring to a peer on another host is a pair of private rings
+// that a proxy thread mirrors over the network (net_ring_proxy.hpp): the streams cannot tell. enqueue() plans the group, queues it on this executor's
 // streams ordered after the user's stream, and returns; the user's stream waits for the result.
 //
 // A call made while the user's stream is being captured into a CUDA graph is queued on a second set of
@@ -37,7 +38,9 @@
 #include "bootstrap/bootstrap.hpp"
 #include "device/base/gpu_plugin.h"
 #include "domain/base/vendor_ccl.hpp"
+#include "engine/links.hpp"
 #include "stream_exec/gpu_ring.hpp"
+#include "stream_exec/net_ring_proxy.hpp"
 #include "stream_exec/stream_program.hpp"
 
 namespace hetccl::stream_exec {
@@ -49,15 +52,17 @@ class StreamExecutor {
   /// Throws the peer failure the bootstrap noticed, if any.
   using FailureCheck = std::function<void()>;
 
-  /// Collective over `boot` (every rank a GPU rank on this host): creates the rings, streams and
+  /// Collective over `boot` (every rank a GPU rank): creates the rings, streams and
   /// landing buffers on `device`. `domainComm`, when given, is the vendor communicator of this rank's
   /// domain (over topology.membersOf(its domain), in that order; every rank must pass one or none): groups
   /// are then planned hierarchically, intra-domain phases run by the vendor library on a stream of their
   /// own (algo::StepKind::DomainCollective) and only the cross-domain share crosses the rings. It must
-  /// outlive this executor.
+  /// outlive this executor. `netLinks` connects this rank to every peer on another host (required when
+  /// there is one; the executor's ring proxy is their only user): rings to such peers are mirrored over
+  /// it by a NetRingProxy (net_ring_proxy.hpp). It must outlive this executor.
   StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot, algo::Topology topology,
                  FailureSink onFailure, FailureCheck checkFailure, const std::atomic<bool>* abortFlag,
-                 domain::DomainComm* domainComm = nullptr);
+                 domain::DomainComm* domainComm = nullptr, engine::Links* netLinks = nullptr);
   /// Waits for queued groups (up to HETCCL_TIMEOUT; releases them after a failure), then frees everything.
   ~StreamExecutor();
   StreamExecutor(const StreamExecutor&) = delete;
@@ -113,6 +118,7 @@ class StreamExecutor {
   const std::atomic<bool>* abortFlag_;
   std::unique_ptr<algo::PlanCache> plans_;  // schedules of recent groups (calling thread only)
   GpuRingSet rings_;
+  std::unique_ptr<NetRingProxy> proxy_;  // rings to peers on other hosts (none: nothing to mirror)
   StreamResources res_;
   EventPool events_;
   size_t scratchBytes_ = 0;

@@ -258,13 +258,14 @@ class Compiler {
       OpList wait;
       addSlotEmpty(wait, st.peer, k);  // wait:slot-empty
       queue(wait, stream, "streamOps(wait for an empty ring slot)");
-      call(gpu_.memcpyAsync(ring.slot(k), src + off, std::min<uint64_t>(ring.slotBytes(), st.bytes - off), stream),
-           "memcpyAsync(device to ring)");
+      const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
+      call(gpu_.memcpyAsync(ring.slot(k), src + off, len, stream), "memcpyAsync(device to ring)");
       uint64_t* header = ring.devSlotHeader(k);
       uint64_t words[4];
       stamp(words, sendGroup_[st.peer], sendBytes_[st.peer], k);
       OpList ops;
       for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, header + 1 + w, words[w]);
+      ops.add(HETCCL_GPU_OP_WRITE, header + kSlotBytesWord, len);  // what a ring's proxy sends (net_ring_proxy.hpp)
       ops.add(HETCCL_GPU_OP_WRITE, header, kSlotFull);  // after the data and the stamp
       queue(ops, stream, "streamOps(stamp and publish a piece)");
     }

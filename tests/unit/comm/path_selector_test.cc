@@ -182,6 +182,20 @@ TEST(PathSelectorTest, TwoHostsMeanHostStaging) {
   const PathChoice c = decide(twoHosts);
   EXPECT_EQ(c.path, ExecPath::Staged) << c.reason;
   EXPECT_TRUE(has(c.reason, "on 2 hosts")) << c.reason;
+  EXPECT_TRUE(has(c.reason, "HETCCL_GPU_EXEC=pipeline")) << c.reason;  // says how to get the pipeline
+}
+
+TEST(PathSelectorTest, PipelineAcrossHostsWhenAskedForWithoutTheVendorInDomains) {
+  const std::vector<RankSpec> twoHosts = {gpu("a", "d0"), gpu("a", "d1"), gpu("b", "d0"), gpu("b", "d1")};
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(twoHosts, 0, "pipeline")));
+  const PathChoice c = decide(twoHosts, "pipeline");
+  EXPECT_EQ(c.path, ExecPath::Pipeline) << c.reason;
+  EXPECT_FALSE(c.warn) << c.reason;
+  EXPECT_TRUE(has(c.reason, "GPU ranks of 2 hosts in 2 domains")) << c.reason;
+  // A CPU rank still stages, and says that the pipeline was asked for in vain.
+  const PathChoice mixed = decide({gpu("a", "d0"), cpu("b", "d1")}, "pipeline");
+  EXPECT_EQ(mixed.path, ExecPath::Staged) << mixed.reason;
+  EXPECT_TRUE(mixed.warn);
 }
 
 TEST(PathSelectorTest, NoGpuAnywhereIsHostOnlyWhateverTheConfiguration) {

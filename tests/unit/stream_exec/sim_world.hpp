@@ -3,6 +3,9 @@
 // user does: with work on the user's stream before and after the call (user_stream_work.hpp).
 // With VendorDomains, every rank also gets a simulated vendor communicator over its domain
 // (sim_vendor.hpp), which its executor uses for the intra-domain phases (DomainCollective steps).
+// With Hosts, ranks act as ranks of several hosts (their descriptors' host ids differ): rings between
+// hosts are private to each rank and mirrored by the executors' ring proxies over real transport
+// connections (tcp or ucx, over loopback).
 #pragma once
 
 #include <chrono>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "bootstrap_harness.hpp"
+#include "comm/links.hpp"
 #include "core/error.hpp"
 #include "sim_gpu.hpp"
 #include "sim_vendor.hpp"
@@ -33,8 +37,16 @@ class SimWorld {
   struct VendorDomains {};
   SimWorld(const Layout& layout, VendorDomains, std::function<void()> checkFailure = [] {})
       : SimWorld(layout, true, std::move(checkFailure)) {}
+  /// Rank r on host "simhost<hostOf[r]>"; the ring proxies connect over `transport` (as HETCCL_TRANSPORT).
+  struct Hosts {
+    std::vector<int> hostOf;
+    std::string transport = "tcp";
+  };
+  SimWorld(const Layout& layout, const Hosts& hosts, std::function<void()> checkFailure = [] {})
+      : SimWorld(layout, false, std::move(checkFailure), &hosts) {}
   ~SimWorld() {
-    exec_.clear();         // before the domain communicators and the bootstraps
+    exec_.clear();         // before the domain communicators, the ring proxies' links and the bootstraps
+    netLinks_.clear();
     domainComms_.clear();  // waits for their calls
     for (void* s : userStream_) sim::plugin().streamDestroy(s);
   }
@@ -56,6 +68,14 @@ class SimWorld {
     });
   }
 
+  /// Hosts only: rank r goes away as a dead process would, its connections closing under its peers
+  /// (aborted first, so that its ring proxy lets go of them; its executor and links are then destroyed).
+  void vanish(int r) {
+    aborted_[r] = true;
+    exec_[r].reset();
+    netLinks_[r].reset();
+  }
+
   int size() const { return static_cast<int>(exec_.size()); }
   const Layout& layout() const { return layout_; }
   stream_exec::StreamExecutor& exec(int r) { return *exec_[r]; }
@@ -69,9 +89,12 @@ class SimWorld {
   }
 
  private:
-  SimWorld(const Layout& layout, bool vendorDomains, std::function<void()> checkFailure) : layout_(layout) {
+  SimWorld(const Layout& layout, bool vendorDomains, std::function<void()> checkFailure, const Hosts* hosts = nullptr)
+      : layout_(layout) {
     const int n = static_cast<int>(layout.domainOf.size());
-    ranks_ = bootstrap::testing::joinAll(bootstrap::createUniqueId(), n);
+    bootstrap::testing::JoinOptions join;
+    if (hosts) join.tweak = [&](int r, int&, PeerInfo& self) { self.hostId = concat("simhost", hosts->hostOf.at(r)); };
+    ranks_ = bootstrap::testing::joinAll(bootstrap::createUniqueId(), n, join);
     for (int r = 0; r < n; ++r)
       if (!ranks_[r].bootstrap) throw std::runtime_error(concat("rank ", r, " did not join: ", ranks_[r].error));
     exec_.resize(n);
@@ -80,8 +103,12 @@ class SimWorld {
     failures_.resize(n);
     aborted_ = std::make_unique<std::atomic<bool>[]>(n);
     if (vendorDomains) domainComms_.resize(n);
+    netLinks_.resize(n);
     bootstrap::testing::onEveryRank(ranks_, [&](int r, bootstrap::Bootstrap& boot) {
       const algo::Topology topology{r, n, layout.domainOf};
+      if (hosts)
+        netLinks_[r] = std::make_unique<LinkSet>(boot, hosts->transport, &aborted_[r], Deadline::afterMs(20000),
+                                                 LinkScope::OtherHosts);
       if (vendorDomains)
         domainComms_[r].reset(static_cast<sim::SimDomainComm*>(
             vendor_.createComm(boot, topology.membersOf(layout.domainOf[r])).release()));
@@ -91,7 +118,7 @@ class SimWorld {
             std::lock_guard<std::mutex> lock(mu_);
             failures_[r].push_back(concat(typeid(e).name(), ": ", e.what()));
           },
-          checkFailure, &aborted_[r], domainComms_.empty() ? nullptr : domainComms_[r].get());
+          checkFailure, &aborted_[r], domainComms_.empty() ? nullptr : domainComms_[r].get(), netLinks_[r].get());
     });
   }
 
@@ -99,6 +126,7 @@ class SimWorld {
   std::vector<bootstrap::testing::JoinResult> ranks_;
   sim::SimVendorCcl vendor_;
   std::vector<std::unique_ptr<sim::SimDomainComm>> domainComms_;  // VendorDomains: per rank
+  std::vector<std::unique_ptr<LinkSet>> netLinks_;                // Hosts: per rank, to the ranks on other hosts
   std::vector<std::unique_ptr<stream_exec::StreamExecutor>> exec_;
   std::vector<void*> userStream_;
   std::unique_ptr<std::atomic<bool>[]> aborted_;
