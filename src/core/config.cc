@@ -61,7 +61,7 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_ALGO", "NCCL_ALGO", "auto", "force an algorithm: auto, ring, tree, rd (recursive doubling), hier"},
     ConfigVar{"HETCCL_SMALL_BYTES", "", "64K", "messages up to this size use latency-bound algorithms (tree / recursive doubling)"},
     ConfigVar{"HETCCL_GPU_EXEC", "", "auto",
-              "device calls not delegated whole to the vendor CCL: auto (GPU ranks of one host: stream pipeline, with the vendor CCL inside each domain when it loads on every rank; else host staging), pipeline (stream pipeline, no vendor CCL inside domains), staged (through host memory, host engine)"},
+              "device calls not delegated whole to the vendor CCL: auto (GPU ranks of one host: stream pipeline, with the vendor CCL inside each domain when it loads on every rank; else host staging), pipeline (stream pipeline, no vendor CCL inside domains; between hosts too, its rings mirrored over tcp/ucx by a ring proxy), staged (through host memory, host engine)"},
     ConfigVar{"HETCCL_GPU_CHUNK_BYTES", "", "4M", "pipeline chunk of the stream pipeline between GPU ranks (bytes)"},
     ConfigVar{"HETCCL_GPU_MIN_CHUNK_BYTES", "", "1M",
               "stream pipeline: smallest chunk mid-size operations are split into (every chunk costs a few stream operations)"},

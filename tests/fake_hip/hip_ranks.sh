@@ -6,7 +6,7 @@
 # stream threads. Each hetccl-perf run checks every result (-c 1) and exits nonzero on a wrong element.
 # Layouts: 3 ranks in 3 domains (pipeline), 2 ranks in the default domain 'hip' (no RCCL: pipeline in one
 # domain), HETCCL_DEVICE=auto finding the HIP GPU (no CUDA plugin), ranks as separate hosts (host staging
-# in pieces, over tcp and ucx), and RMA (hetccl_rma.h) on HIP device memory over shm and tcp
+# in pieces, over tcp and ucx; with HETCCL_GPU_EXEC=pipeline the stream pipeline between hosts), and RMA (hetccl_rma.h) on HIP device memory over shm and tcp
 # (rma_device_check.cc).
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -44,6 +44,21 @@ check "all_reduce, 2 HIP ranks in the default domain" "stream pipeline" \
 check "all_reduce, HETCCL_DEVICE=auto finds the HIP GPU" "stream pipeline" \
   env HETCCL_DEVICE=auto HETCCL_CUDA_PLUGIN=/nonexistent/libhetccl-cuda.so "$run" -n 2 --domains 2 --timeout 140 -- \
   "$perf" all_reduce -G -b 8 -e 64K -f 64 -n 2 -w 1 -c 1
+# Ranks as separate hosts with HETCCL_GPU_EXEC=pipeline: the stream pipeline between hosts, rings to the
+# other host mirrored by the ring proxy over tcp (and ucx where installed), 2 slots of 64 KiB (the proxy's
+# credits pace every ring); 4 ranks, 2 per host, so shared rings and mirrored ones mix.
+pipeline_transports=tcp
+[[ -n $(ldconfig -p 2>/dev/null | grep 'libucp\.so\.0') ]] && pipeline_transports="tcp ucx"
+for t in $pipeline_transports; do
+  leaks=${ASAN_OPTIONS:-}
+  [[ $t == ucx && -n $leaks ]] && leaks="$leaks:detect_leaks=0"
+  for coll in "all_reduce" "all_gather" "reduce_scatter" "alltoall" "broadcast -r 3" "sendrecv"; do
+    check "$coll, 4 HIP ranks on 2 hosts, stream pipeline between hosts, $t" "stream pipeline" \
+      env ASAN_OPTIONS="$leaks" HETCCL_DEVICE=hip HETCCL_GPU_EXEC=pipeline HETCCL_TRANSPORT=$t UCX_TLS=tcp \
+      HETCCL_GPU_CHUNK_BYTES=64K HETCCL_GPU_SLOTS=2 \
+      "$run" -n 4 --domains 2 --host-ids 2 --timeout 140 -- "$perf" $coll --device hip -b 8 -e 1M -f 16 -n 2 -w 1 -c 1
+  done
+done
 # Ranks as separate hosts: host staging, large calls cut into 64 KiB pieces through 2 slots (many pieces
 # per call, slots reused within and across calls), over tcp and, where UCX is installed, ucx.
 transports=tcp
