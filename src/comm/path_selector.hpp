@@ -7,13 +7,16 @@
 //   no rank has a GPU                                          -> host only (no device executor)
 //   every rank a GPU rank of one domain, vendor on every rank  -> vendor delegation (whatever HETCCL_GPU_EXEC)
 //   HETCCL_GPU_EXEC=staged                                     -> host staging
-//   a CPU rank, several hosts, or a single rank                -> host staging (the stream pipeline cannot
+//   a CPU rank, or a single rank                               -> host staging (the stream pipeline cannot
 //                                                                 run; HETCCL_GPU_EXEC=pipeline says so at WARN)
+//   GPU ranks on several hosts, HETCCL_GPU_EXEC=auto           -> host staging (not yet measured on two hosts)
+//   GPU ranks on several hosts, HETCCL_GPU_EXEC=pipeline       -> stream pipeline, rings to other hosts
+//                                                                 mirrored by the ring proxy (net_ring_proxy.hpp)
 //   GPU ranks of one host, several domains, HETCCL_GPU_EXEC=auto, vendor on every rank, no two ranks of
 //   one domain on the same GPU (the vendor would refuse them)  -> stream pipeline, vendor inside each domain
 //                                                                 (the stream pipeline alone, said at WARN,
 //                                                                 when a domain's vendor communicator fails)
-//   otherwise (GPU ranks of one host)                          -> stream pipeline
+//   otherwise (GPU ranks of one host, or HETCCL_GPU_EXEC=pipeline) -> stream pipeline
 // "Vendor on every rank" also needs HETCCL_VENDOR_CCL other than "off". Each rank loads the flavour of
 // its own device (NCCL for cuda, RCCL for hip): delegation needs one device kind on every rank, the vendor
 // inside domains one device kind per domain (a CUDA domain and a HIP domain of one host each get theirs).
