@@ -219,9 +219,9 @@ void NetRingProxy::onRecord(Peer& p) {
     }
     case NetRingKind::Bye:  // every group of the peer is done: nothing it sent or owes is needed any more
       p.closed = true;
-      p.records.clear();
-      p.send->abandon();
+      p.send->abandon();  // first: on return the transport no longer reads the records' buffers
       p.recv->abandon();
+      p.records.clear();
       return;
   }
 }
