@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Mutation check of the stream pipeline's waits: every wait in src/stream_exec/stream_program.cc carries
+# Mutation check of the stream pipeline's waits: every wait in src/stream_exec/stream_program.cc (the
+# streams' waits) and src/stream_exec/net_ring_proxy.cc (the ring proxy's, between hosts) carries
 # a trailing marker comment `// wait:<name>` on the line where its statement starts (the statement ends
 # at the first line, from there, whose code ends with `;`). For each marker in turn this removes that
 # one statement (it becomes `(void)0;`, so an `if` or loop around it stays valid), builds unit_stream_exec with it and runs it against the adversarial
@@ -13,7 +14,7 @@
 #                 in build-mutate/build (kept between runs: rebuilds are incremental; ccache helps the
 #                 first one, a cold build is about 100 objects)
 #   --build DIR   reuse DIR, an up-to-date Ninja build of this tree (scripts/test.sh passes its `build`):
-#                 each mutant is the mutated stream_program.cc compiled with DIR's own command and linked
+#                 each mutant is the mutated source compiled with DIR's own command and linked
 #                 ahead of DIR's libraries into a separate binary; DIR's files are not touched
 # Logs: build-mutate/logs/<name>.log; each mutant's binary stays in build-mutate/mutants/ (rerun one with
 # HETCCL_SIM_SEED=<seed from its log> to replay the scheduler's choices).
@@ -23,7 +24,8 @@
 #              fails (default 3); the unmutated binary runs once
 #   MUTATE_RUN_SECONDS (default 120): the time bound of one test run
 # Each run stops at its first failing test (--gtest_fail_fast), so the table names that test; a stalled
-# test fails at the tests' own HETCCL_TIMEOUT (30 s). Which tests catch which wait, over many runs:
+# test fails at the tests' own HETCCL_TIMEOUT (30 s). The proxy's mutants run only the tests between hosts
+# (*NetRing*: nothing else has a proxy). Which tests catch which wait, over many runs:
 #   build-mutate/mutants/unit_stream_exec.<name> --gtest_filter=<test> --gtest_repeat=10
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +42,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 bound=${MUTATE_RUN_SECONDS:-120}
-program=src/stream_exec/stream_program.cc
+programs=(src/stream_exec/stream_program.cc src/stream_exec/net_ring_proxy.cc)
 work=$root/build-mutate
 logs=$work/logs
 mutants=$work/mutants
@@ -54,15 +56,23 @@ on_signal() {
 }
 trap on_signal INT TERM
 
-mkdir -p "$logs" "$mutants" "$work/src"
-cp "$root/$program" "$work/pristine.cc"
-mapfile -t names < <(grep -o '// wait:[A-Za-z0-9_-]*' "$program" | sed 's|// wait:||')
-[[ ${#names[@]} -gt 0 ]] || { echo "no '// wait:<name>' markers in $program" >&2; exit 1; }
+mkdir -p "$logs" "$mutants" "$work/src" "$work/pristine"
+declare -A fileOf  # wait name -> the program that holds it
+names=()
+for program in "${programs[@]}"; do
+  cp "$root/$program" "$work/pristine/$(basename "$program")"
+  while read -r name; do
+    names+=("$name")
+    fileOf[$name]=$program
+  done < <(grep -o '// wait:[A-Za-z0-9_-]*' "$program" | sed 's|// wait:||')
+done
+[[ ${#names[@]} -gt 0 ]] || { echo "no '// wait:<name>' markers in ${programs[*]}" >&2; exit 1; }
 if [[ -n $only ]]; then
   IFS=, read -r -a names <<<"$only"
 fi
+pristine() { echo "$work/pristine/$(basename "$1")"; }  # pristine PROGRAM: its saved copy
 
-# mutant_source NAME OUT: writes the pristine program with wait NAME removed to OUT.
+# mutant_source NAME OUT: writes NAME's program, pristine, with wait NAME removed to OUT.
 mutant_source() {
   awk -v name="$1" '
     { line[NR] = $0 }
@@ -83,7 +93,7 @@ mutant_source() {
         if (i == s) print indent "(void)0;  // wait " name " removed by scripts/mutate-stream-waits.sh"
         else if (i < s || i > e) print line[i]
       }
-    }' "$work/pristine.cc" >"$2"
+    }' "$(pristine "${fileOf[$1]}")" >"$2"
 }
 
 # --- default: a scratch copy of the tree and its own build ---------------------------------------------
@@ -95,15 +105,19 @@ scratch_prepare() {  # the copy (mtimes are preserved, so only what changed rebu
   git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do [[ -e $f ]] && printf '%s\0' "$f"; done |
     tar --null -T - -cf - | tar -xf - -C "$tree"
 }
-scratch_build() {  # scratch_build SOURCE OUT LOG: builds unit_stream_exec with SOURCE as the program
-  cp "$1" "$tree/$program"
-  touch "$tree/$program"  # newer than the last object, whichever version built it
+scratch_build() {  # scratch_build PROGRAM SOURCE OUT LOG: builds unit_stream_exec with SOURCE as PROGRAM
+  local program
+  for program in "${programs[@]}"; do  # every other program pristine
+    cp "$(pristine "$program")" "$tree/$program"
+  done
+  cp "$2" "$tree/$1"
+  for program in "${programs[@]}"; do touch "$tree/$program"; done  # newer than the last objects
   if [[ ! -f $build/build.ninja ]]; then
     cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETCCL_BUILD_TESTS=ON \
-      -DHETCCL_BUILD_CUDA=OFF >>"$3" 2>&1 || return 1
+      -DHETCCL_BUILD_CUDA=OFF >>"$4" 2>&1 || return 1
   fi
-  cmake --build "$build" -j "$(nproc)" --target unit_stream_exec >>"$3" 2>&1 || return 1
-  cp "$build/tests/unit_stream_exec" "$2"
+  cmake --build "$build" -j "$(nproc)" --target unit_stream_exec >>"$4" 2>&1 || return 1
+  cp "$build/tests/unit_stream_exec" "$3"
 }
 
 # --- --build DIR: the mutated object linked ahead of DIR's libraries ------------------------------------
@@ -111,32 +125,37 @@ reuse_prepare() {
   [[ -f $reuse/build.ninja ]] || { echo "$reuse is not a Ninja build directory" >&2; exit 1; }
   cmake --build "$reuse" --target unit_stream_exec >"$logs/reuse-build.log" 2>&1 ||
     { echo "building unit_stream_exec in $reuse failed: $logs/reuse-build.log" >&2; exit 1; }
-  object=$(ninja -C "$reuse" -t targets all | grep -o '^[^:]*/src/stream_exec/stream_program\.cc\.o' | head -1)
-  [[ -n $object ]] || { echo "no stream_program.cc object in $reuse" >&2; exit 1; }
-  compile=$(ninja -C "$reuse" -t commands "$object" | tail -1)
+  declare -gA objectOf compileOf
+  local program object
+  for program in "${programs[@]}"; do
+    object=$(ninja -C "$reuse" -t targets all | grep -o "^[^:]*/${program//./\\.}\.o" | head -1)
+    [[ -n $object ]] || { echo "no $program object in $reuse" >&2; exit 1; }
+    objectOf[$program]=$object
+    compileOf[$program]=$(ninja -C "$reuse" -t commands "$object" | tail -1)
+    [[ ${compileOf[$program]} == *" -c "* ]] || { echo "unexpected build command for $object in $reuse" >&2; exit 1; }
+  done
   link=$(ninja -C "$reuse" -t commands tests/unit_stream_exec | tail -1)
   link=${link#: && }
   link=${link%% && *}  # the link itself, without CMake's post-build test discovery
-  [[ $compile == *" -c "* && $link == *" -o tests/unit_stream_exec "* ]] ||
-    { echo "unexpected build commands in $reuse" >&2; exit 1; }
+  [[ $link == *" -o tests/unit_stream_exec "* ]] || { echo "unexpected link command in $reuse" >&2; exit 1; }
 }
-reuse_build() {  # reuse_build SOURCE OUT LOG
+reuse_build() {  # reuse_build PROGRAM SOURCE OUT LOG
   local obj=$work/src/mutant.o cmd
-  # DIR's compile command with the object (and its dependency file) and the source replaced.
-  cmd=${compile//"$object"/"$obj"}
-  cmd="${cmd% -c *} -c $1"
-  (cd "$reuse" && echo "$cmd" && bash -c "$cmd") >>"$3" 2>&1 || return 1
-  cmd=${link/" -o tests/unit_stream_exec "/" -o $2 $obj "}
-  (cd "$reuse" && echo "$cmd" && bash -c "$cmd") >>"$3" 2>&1
+  # DIR's compile command of PROGRAM with the object (and its dependency file) and the source replaced.
+  cmd=${compileOf[$1]//"${objectOf[$1]}"/"$obj"}
+  cmd="${cmd% -c *} -c $2"
+  (cd "$reuse" && echo "$cmd" && bash -c "$cmd") >>"$4" 2>&1 || return 1
+  cmd=${link/" -o tests/unit_stream_exec "/" -o $3 $obj "}
+  (cd "$reuse" && echo "$cmd" && bash -c "$cmd") >>"$4" 2>&1
 }
 
-# run_tests BINARY LOG RUNS: 0 if every run passed, 1 as soon as one failed or ran past its bound.
+# run_tests BINARY LOG RUNS [FILTER]: 0 if every run passed, 1 as soon as one failed or ran past its bound.
 run_tests() {
   local i rc
   for ((i = 1; i <= $3; ++i)); do
     echo "--- run $i" >>"$2"
     rc=0
-    timeout -k 10 "$bound" "$1" --gtest_fail_fast >>"$2" 2>&1 &
+    timeout -k 10 "$bound" "$1" --gtest_fail_fast --gtest_filter="${4:-*}" >>"$2" 2>&1 &
     child=$!
     wait "$child" || rc=$?
     child=
@@ -175,7 +194,7 @@ fi
 
 echo "=== unmutated (must pass)"
 : >"$logs/unmutated.log"
-$build_mutant "$work/pristine.cc" "$mutants/unit_stream_exec.unmutated" "$logs/unmutated.log" ||
+$build_mutant "${programs[0]}" "$(pristine "${programs[0]}")" "$mutants/unit_stream_exec.unmutated" "$logs/unmutated.log" ||
   { echo "build failed: $logs/unmutated.log" >&2; exit 1; }
 if ! run_tests "$mutants/unit_stream_exec.unmutated" "$logs/unmutated.log" 1; then
   echo "the unmutated build fails: $(failure_of "$logs/unmutated.log") (log $logs/unmutated.log)" >&2
@@ -188,10 +207,12 @@ for name in "${names[@]}"; do
   : >"$log"
   echo "=== removing wait:$name"
   mutant_source "$name" "$work/src/$name.cc" 2>>"$log" || { echo "cannot remove wait:$name (see $log)" >&2; exit 1; }
-  $build_mutant "$work/src/$name.cc" "$mutants/unit_stream_exec.$name" "$log" ||
+  $build_mutant "${fileOf[$name]}" "$work/src/$name.cc" "$mutants/unit_stream_exec.$name" "$log" ||
     { echo "build with wait:$name removed failed: $log" >&2; exit 1; }
   t0=$SECONDS
-  if run_tests "$mutants/unit_stream_exec.$name" "$log" "$runs"; then
+  filter='*'
+  [[ ${fileOf[$name]} == *net_ring_proxy.cc ]] && filter='*NetRing*'
+  if run_tests "$mutants/unit_stream_exec.$name" "$log" "$runs" "$filter"; then
     rows+=("$(printf '%-24s %-7s %s' "$name" MISSED "all tests passed $runs time(s)")")
     missed=$((missed + 1))
   else
@@ -199,7 +220,9 @@ for name in "${names[@]}"; do
     rows+=("$(printf '%-24s %-7s %s' "$name" caught "$(failure_of "$log") [seed $seed, $((SECONDS - t0)) s]")")
   fi
 done
-[[ -z $reuse ]] && cp "$work/pristine.cc" "$tree/$program" && touch "$tree/$program"
+if [[ -z $reuse ]]; then
+  for program in "${programs[@]}"; do cp "$(pristine "$program")" "$tree/$program" && touch "$tree/$program"; done
+fi
 
 echo "=== stream wait mutations ($((SECONDS - start)) s):"
 printf '%-24s %-7s %s\n' wait result "failing tests"

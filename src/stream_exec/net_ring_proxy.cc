@@ -160,7 +160,9 @@ bool NetRingProxy::sendFullSlots(Peer& p) {
 bool NetRingProxy::applyCredits(Peer& p) {
   bool moved = false;
   for (uint32_t s = 0; s < p.out->slots(); ++s) {
-    if (!p.credited[s] || !p.send->test(p.pieceSend[s])) continue;
+    if (p.pieceSend[s] == 0) continue;
+    if (!p.credited[s]) continue;  // wait:proxy-credit
+    if (!p.send->test(p.pieceSend[s])) continue;
     p.credited[s] = false;
     p.pieceSend[s] = 0;
     store(p.out->slotHeader(s), kSlotEmpty);
@@ -169,22 +171,29 @@ bool NetRingProxy::applyCredits(Peer& p) {
   return moved;
 }
 
+// Records and payloads from the peer, in the order it sent them: after a piece record its payload (straight
+// into the slot), then the next record.
 bool NetRingProxy::receive(Peer& p) {
   bool moved = false;
-  while (!p.closed && p.recv->test(p.recvRequest)) {
-    moved = true;
-    if (p.receivingPayload) {  // the bytes are in the slot: the stamp, the length, then full
-      p.receivingPayload = false;
+  while (!p.closed) {
+    if (p.receivingPayload) {
+      if (!p.recv->test(p.recvRequest)) break;  // wait:proxy-payload
+      p.receivingPayload = false;  // the bytes are in the slot: the stamp, the length, then full
       uint64_t* header = p.in->slotHeader(p.pending.slot);
       for (int w = 0; w < 4; ++w) store(header + 1 + w, p.pending.words[w]);
       store(header + kSlotBytesWord, p.pending.bytes);
       store(header, kSlotFull);
       p.delivered[p.pending.slot] = true;
     } else {
-      onRecord(p);
-      if (p.receivingPayload || p.closed) continue;
+      if (!p.recv->test(p.recvRequest)) break;
+      onRecord(p);  // a piece record posts the receive of its payload
+      if (p.receivingPayload || p.closed) {
+        moved = true;
+        continue;
+      }
     }
     p.recvRequest = p.recv->irecv(p.incoming, kNetRingRecordBytes);
+    moved = true;
   }
   return moved;
 }
@@ -230,7 +239,8 @@ void NetRingProxy::onRecord(Peer& p) {
 bool NetRingProxy::creditEmptiedSlots(Peer& p) {
   bool moved = false;
   for (uint32_t s = 0; s < p.in->slots(); ++s) {
-    if (!p.delivered[s] || load(p.in->slotHeader(s)) != kSlotEmpty) continue;
+    if (!p.delivered[s]) continue;
+    if (load(p.in->slotHeader(s)) != kSlotEmpty) continue;  // wait:proxy-slot-released
     p.delivered[s] = false;
     NetRingRecord r;
     r.kind = NetRingKind::Credit;
