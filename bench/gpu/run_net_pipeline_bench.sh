@@ -27,21 +27,8 @@ mkdir -p "$RAW"
 export NCCL_NVLS_ENABLE=0 HETCCL_DEVICE=cuda HETCCL_TIMEOUT=120 HETCCL_UCX=off
 [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export LD_LIBRARY_PATH=$(cd "$BUILD" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"; echo "host: $(hostname)"
-  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1) ($(nproc) cores)"
-  nvidia-smi -L; echo "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
-  python3 -c 'import torch; print("torch:", torch.__version__, "cuda", torch.version.cuda)' 2>&1
-  echo "hetccl: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-} >"$OUT/machine.txt" 2>&1
-printf 'name\trc\tseconds\tcommand\n' >"$OUT/steps.tsv"
-run() {  # run NAME LIMIT VAR=VALUE... COMMAND...
-  local name=$1 limit=$2 start rc; shift 2
-  start=$(date +%s)
-  timeout -k 10 "$limit" env "$@" >"$RAW/$name.txt" 2>&1; rc=$?
-  printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - start))" "$*" >>"$OUT/steps.tsv"
-  echo "== $name rc=$rc"; grep -E "^ +[0-9]+ |wrong|rror" "$RAW/$name.txt" | tail -8
-}
+source "$HERE/net_bench_lib.sh"
+write_machine_info
 perf() {  # perf NAME COLL MIN MAX VAR=VALUE...
   local name=$1 coll=$2 lo=$3 hi=$4; shift 4
   run "$name" 150 HETCCL_DEBUG=INFO "$@" \

@@ -31,21 +31,8 @@ if [ -n "${UCX_DIR:-}" ] && [ -e "$UCX_DIR/lib/libucp.so.0" ]; then
   export LD_LIBRARY_PATH=$(cd "$UCX_DIR/lib" && pwd):$LD_LIBRARY_PATH
   UCX_LIB=$(cd "$UCX_DIR/lib" && pwd)/libucp.so.0
 fi
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"; echo "host: $(hostname)"
-  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1) ($(nproc) cores)"
-  nvidia-smi -L; echo "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
-  python3 -c 'import torch; print("torch:", torch.__version__, "cuda", torch.version.cuda)' 2>&1
-  echo "ucx: ${UCX_LIB:-none}"; echo "hetccl: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-} >"$OUT/machine.txt" 2>&1
-printf 'name\trc\tseconds\tcommand\n' >"$OUT/steps.tsv"
-run() {  # run NAME LIMIT VAR=VALUE... COMMAND...
-  local name=$1 limit=$2 start rc; shift 2
-  start=$(date +%s)
-  timeout -k 10 "$limit" env "$@" >"$RAW/$name.txt" 2>&1; rc=$?
-  printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - start))" "$*" >>"$OUT/steps.tsv"
-  echo "== $name rc=$rc"; grep -E "^ +[0-9]+ " "$RAW/$name.txt" | tail -6
-}
+source "$HERE/net_bench_lib.sh"
+write_machine_info "ucx: ${UCX_LIB:-none}"
 perf() {  # perf NAME VAR=VALUE...
   local name=$1; shift
   run "$name" 150 "$@" "$BUILD/tools/hetccl-run" -n 2 --domains 2 --host-ids 2 --timeout 140 -- \

@@ -11,6 +11,7 @@
 #include "bootstrap_harness.hpp"
 #include "sim_gpu.hpp"
 #include "sim_world.hpp"
+#include "stream_test_support.hpp"
 #include "unit/engine/harness.hpp"
 
 namespace hetccl::stream_exec {
@@ -23,16 +24,10 @@ using test::CollCaseRounds;
 using test::Layout;
 using test::SimWorld;
 
-class GraphTest : public ::testing::Test {
+class GraphTest : public test::SmallRingTest {
  protected:
-  ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};  // a stall fails the test instead of hanging it
-  ScopedEnv chunk_{"HETCCL_GPU_CHUNK_BYTES", "65536"};
-  ScopedEnv slots_{"HETCCL_GPU_SLOTS", "3"};  // not a power of two: ring bases round up to multiples of 3
-  ScopedEnv small_{"HETCCL_SMALL_BYTES", "4096"};
+  GraphTest() : SmallRingTest("3") {}  // not a power of two: ring bases round up to multiples of 3
 };
-
-const CollKind kKinds[] = {CollKind::AllReduce, CollKind::Broadcast,     CollKind::Reduce,    CollKind::AllGather,
-                           CollKind::ReduceScatter, CollKind::AllToAll, CollKind::AllToAllv, test::kSendRecvRing};
 
 /// Captures every rank's group of `c` into a graph of its own (per rank, on its user stream).
 std::vector<test::sim::Graph*> capture(SimWorld& world, const CollCaseRounds& c) {
@@ -49,11 +44,7 @@ void synchronize(SimWorld& world) {
   for (int r = 0; r < world.size(); ++r) test::sim::plugin().streamSynchronize(world.userStream(r));
 }
 
-bool waitUntil(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(10)) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return done();
-}
+using test::waitUntil;
 
 // The defect of issue 11: right on the first replay, then each rank got the peer's previous input.
 TEST_F(GraphTest, AnAllReduceReplayedFiveTimesIsExactEveryTime) {
@@ -94,7 +85,7 @@ TEST_F(GraphTest, EveryCollectiveReplaysWithFreshInputsBetweenEagerCallsAndOther
     SimWorld world(layout);
     const int n = world.size();
     std::vector<std::unique_ptr<CollCaseRounds>> cases;
-    for (CollKind kind : kKinds) {
+    for (CollKind kind : test::kEveryKind) {
       CollCase c;
       c.layout = layout;
       c.kind = kind;

@@ -20,6 +20,7 @@
 #include "sim_gpu.hpp"
 #include "sim_vendor.hpp"
 #include "sim_world.hpp"
+#include "stream_test_support.hpp"
 #include "unit/algo/collective_case.hpp"
 
 namespace hetccl::stream_exec {
@@ -31,17 +32,7 @@ using test::CollCase;
 using test::Layout;
 using test::SimWorld;
 
-class HierVendorTest : public ::testing::Test {
- protected:
-  ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};  // a stall fails the test instead of hanging it
-  ScopedEnv chunk_{"HETCCL_GPU_CHUNK_BYTES", "65536"};
-  ScopedEnv slots_{"HETCCL_GPU_SLOTS", "2"};
-  ScopedEnv small_{"HETCCL_SMALL_BYTES", "4096"};
-};
-
-const CollKind kKinds[] = {CollKind::AllReduce,     CollKind::Broadcast,     CollKind::Reduce,
-                           CollKind::AllGather,     CollKind::ReduceScatter, CollKind::AllToAll,
-                           CollKind::AllToAllv,     test::kSendRecvRing};
+class HierVendorTest : public test::SmallRingTest {};
 
 const std::vector<Layout> kLayouts = {
     {"1+1", {0, 1}},
@@ -70,12 +61,12 @@ const TypeOp kReductions[] = {{DataType::Float32, RedOpKind::Sum},
 
 bool reduces(CollKind k) { return k == CollKind::AllReduce || k == CollKind::Reduce || k == CollKind::ReduceScatter; }
 
-/// Runs every collective of kKinds on `layout`: reducing ones with every entry of kReductions, the
+/// Runs every collective of test::kEveryKind on `layout`: reducing ones with every entry of kReductions, the
 /// others with one type per count; roots move over the ranks.
 void runEveryCollective(SimWorld& world, const Layout& layout, const std::vector<size_t>& counts) {
   const int n = static_cast<int>(layout.domainOf.size());
   int index = 0;
-  for (CollKind kind : kKinds)
+  for (CollKind kind : test::kEveryKind)
     for (size_t count : counts)
       for (bool inPlace : {false, true})
         for (const TypeOp& to : kReductions) {

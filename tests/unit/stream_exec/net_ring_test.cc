@@ -16,28 +16,19 @@
 #include "sim_gpu.hpp"
 #include "sim_world.hpp"
 #include "stream_exec/net_ring_wire.hpp"
+#include "stream_test_support.hpp"
 #include "unit/engine/harness.hpp"
 
 namespace hetccl::stream_exec {
 namespace {
 
 using algo::CollKind;
-using bootstrap::testing::ScopedEnv;
 using test::CollCase;
 using test::CollCaseRounds;
 using test::Layout;
 using test::SimWorld;
 
-class NetRingTest : public ::testing::Test {
- protected:
-  ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};  // a stall fails the test instead of hanging it
-  ScopedEnv chunk_{"HETCCL_GPU_CHUNK_BYTES", "65536"};
-  ScopedEnv slots_{"HETCCL_GPU_SLOTS", "2"};
-  ScopedEnv small_{"HETCCL_SMALL_BYTES", "4096"};
-};
-
-const CollKind kKinds[] = {CollKind::AllReduce, CollKind::Broadcast,     CollKind::Reduce,    CollKind::AllGather,
-                           CollKind::ReduceScatter, CollKind::AllToAll, CollKind::AllToAllv, test::kSendRecvRing};
+class NetRingTest : public test::SmallRingTest {};
 
 struct HostLayout {
   Layout layout;
@@ -57,19 +48,7 @@ class NetRingLayoutTest : public NetRingTest, public ::testing::WithParamInterfa
 TEST_P(NetRingLayoutTest, EveryCollectiveIsExact) {
   const HostLayout& h = GetParam();
   SimWorld world(h.layout, SimWorld::Hosts{h.hostOf});
-  for (CollKind kind : kKinds)
-    for (size_t count : {size_t{5}, size_t{40'001}})
-      for (bool inPlace : {false, true}) {
-        CollCase c;
-        c.kind = kind;
-        c.count = count;
-        c.type = count == 5 ? DataType::Int8 : DataType::Float32;
-        c.op = count == 5 ? RedOpKind::Max : RedOpKind::Sum;
-        c.inPlace = inPlace;
-        c.root = static_cast<int>(h.layout.domainOf.size()) - 1;
-        c.layout = h.layout;
-        EXPECT_EQ(world.run(c), "") << c.describe();
-      }
+  test::expectEveryKindExact(world);
   for (int r = 0; r < world.size(); ++r) EXPECT_TRUE(world.failuresOf(r).empty()) << world.failuresOf(r).front();
 }
 
@@ -116,12 +95,6 @@ TEST_F(NetRingTest, GraphReplaysAcrossHostsAreExact) {
   for (int r = 0; r < 2; ++r) EXPECT_TRUE(world.failuresOf(r).empty()) << world.failuresOf(r).front();
 }
 
-bool waitUntil(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(10)) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return done();
-}
-
 // The receiver's monitor finds the stamp; its proxy forwards the report, so the sender names both too.
 TEST_F(NetRingTest, MismatchedCountsFailOnBothHostsNamingBothStamps) {
   SimWorld world({"2", {0, 1}}, SimWorld::Hosts{{0, 1}});
@@ -137,12 +110,12 @@ TEST_F(NetRingTest, MismatchedCountsFailOnBothHostsNamingBothStamps) {
   });
   test::rethrowFirst(errors);
   std::vector<std::vector<std::string>> reports(2);
-  waitUntil([&] {
+  test::waitUntil([&] {
     for (int r = 0; r < 2; ++r)
       if ((reports[r] = world.failuresOf(r)).empty()) return false;
     return true;
   });
-  EXPECT_TRUE(waitUntil([] { return test::sim::pendingOps() == 0; })) << "streams left waiting\n" << test::sim::dump();
+  EXPECT_TRUE(test::waitUntil([] { return test::sim::pendingOps() == 0; })) << "streams left waiting\n" << test::sim::dump();
   for (int r = 0; r < 2; ++r) {
     ASSERT_EQ(reports[r].size(), 1u) << "rank " << r;
     EXPECT_NE(reports[r][0].find("disagree"), std::string::npos) << reports[r][0];
@@ -162,7 +135,7 @@ TEST_F(NetRingTest, APeerWhoseConnectionsCloseIsNamed) {
   world.exec(0).enqueue({&op, 1}, world.userStream(0));
   world.vanish(1);
   world.exec(0).drain();  // returns once the failure released the group
-  EXPECT_TRUE(waitUntil([] { return test::sim::pendingOps() == 0; })) << "streams left waiting\n" << test::sim::dump();
+  EXPECT_TRUE(test::waitUntil([] { return test::sim::pendingOps() == 0; })) << "streams left waiting\n" << test::sim::dump();
   auto reports = world.failuresOf(0);
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_NE(reports[0].find("rank 1"), std::string::npos) << reports[0];

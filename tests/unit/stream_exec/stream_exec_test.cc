@@ -16,6 +16,7 @@
 #include "sim_gpu.hpp"
 #include "sim_world.hpp"
 #include "stream_exec/stream_executor.hpp"
+#include "stream_test_support.hpp"
 #include "unit/algo/collective_case.hpp"
 
 namespace hetccl::stream_exec {
@@ -27,17 +28,7 @@ using test::CollCase;
 using test::Layout;
 using test::SimWorld;
 
-class StreamExecTest : public ::testing::Test {
- protected:
-  ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};  // a stall fails the test instead of hanging it
-  ScopedEnv chunk_{"HETCCL_GPU_CHUNK_BYTES", "65536"};
-  ScopedEnv slots_{"HETCCL_GPU_SLOTS", "2"};
-  ScopedEnv small_{"HETCCL_SMALL_BYTES", "4096"};
-};
-
-const CollKind kKinds[] = {CollKind::AllReduce,     CollKind::Broadcast, CollKind::Reduce,
-                           CollKind::AllGather,     CollKind::ReduceScatter, CollKind::AllToAll,
-                           CollKind::AllToAllv,     test::kSendRecvRing};
+class StreamExecTest : public test::SmallRingTest {};
 
 TEST_F(StreamExecTest, EveryCollectiveOnEveryLayoutIsExact) {
   // "2 (ring)": two ranks without the pair exchange, so all-reduce runs reduce-scatter + all-gather.
@@ -46,19 +37,7 @@ TEST_F(StreamExecTest, EveryCollectiveOnEveryLayoutIsExact) {
   for (const Layout& layout : layouts) {
     ScopedEnv exchange("HETCCL_GPU_PAIR_EXCHANGE_BYTES", layout.name == "2 (ring)" ? "0" : nullptr);
     SimWorld world(layout);
-    for (CollKind kind : kKinds)
-      for (size_t count : {size_t{5}, size_t{40'001}})
-        for (bool inPlace : {false, true}) {
-          CollCase c;
-          c.kind = kind;
-          c.count = count;
-          c.type = count == 5 ? DataType::Int8 : DataType::Float32;
-          c.op = count == 5 ? RedOpKind::Max : RedOpKind::Sum;
-          c.inPlace = inPlace;
-          c.root = static_cast<int>(layout.domainOf.size()) - 1;
-          c.layout = layout;
-          EXPECT_EQ(world.run(c), "") << c.describe();
-        }
+    test::expectEveryKindExact(world);
   }
 }
 
