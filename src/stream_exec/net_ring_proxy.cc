@@ -55,7 +55,12 @@ void NetRingProxy::run() {
   bool stopping = false;
   try {
     for (;;) {
-      if (halt_.load(std::memory_order_acquire) || (abortFlag_ && abortFlag_->load())) {
+      if (abortFlag_ && abortFlag_->load()) {
+        abandonAll();
+        return;
+      }
+      if (halt_.load(std::memory_order_acquire)) {
+        flushReports();  // the executor failed, perhaps on a stamp mismatch its peer must hear of
         abandonAll();
         return;
       }
@@ -260,6 +265,30 @@ bool NetRingProxy::forwardReport(Peer& p) {
   for (int w = 0; w < 8; ++w) r.words[w] = load(report + 1 + w);
   sendRecord(p, r);
   return true;
+}
+
+// A mismatch report the monitor wrote just before it halted this proxy still goes out (at most 1 s), so
+// that the peer names both calls instead of timing out. Errors here change nothing: the executor failed.
+void NetRingProxy::flushReports() noexcept {
+  try {
+    bool pending = false;
+    for (Peer& p : peers_)
+      if (!p.closed) pending = forwardReport(p) || pending;
+    if (!pending) return;
+    const Deadline until = Deadline::afterMs(1000);
+    for (;;) {
+      bool sent = true;
+      for (Peer& p : peers_) {
+        if (p.closed) continue;
+        retireRecords(p);
+        sent = sent && p.records.empty();
+      }
+      if (sent || until.expired()) return;
+      std::this_thread::yield();
+    }
+  } catch (const std::exception& e) {
+    HETCCL_INFO(log::kEngine, "rank ", rank_, ": GPU ring proxy could not forward a mismatch report: ", e.what());
+  }
 }
 
 void NetRingProxy::protocolError(const Peer& p, const std::string& what) const {

@@ -22,7 +22,9 @@
 //
 // Failure: a transport error (dead peer, garbage) or a protocol violation is reported once through
 // `onFailure`, then the proxy abandons its connections and stops touching the rings (the executor's
-// monitor releases the streams). halt() does the same without a report (the executor failed first).
+// monitor releases the streams). halt() does the same without a report (the executor failed first), but
+// first forwards a stamp-mismatch report not yet forwarded (the monitor halts the proxy right after
+// writing one; without it the peer would only time out).
 // An abort (`abortFlag`) halts it silently: the executor's monitor reports aborts of running work.
 // stop() ends it gracefully, once the executor's groups are all done: a bye to every peer (sent, at most
 // HETCCL_TIMEOUT), then its connections are abandoned. A peer's bye makes the proxy drop that peer at
@@ -100,6 +102,7 @@ class NetRingProxy {
   bool creditEmptiedSlots(Peer& p);
   bool forwardReport(Peer& p);
   bool retireRecords(Peer& p);
+  void flushReports() noexcept;
   void sendRecord(Peer& p, const NetRingRecord& r);
   [[noreturn]] void protocolError(const Peer& p, const std::string& what) const;
   void abandonAll() noexcept;
