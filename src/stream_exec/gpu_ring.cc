@@ -102,6 +102,13 @@ GpuRing::GpuRing(ShmSegment segment, const hetcclGpuPlugin_t& gpu) : segment_(st
   dev_ = static_cast<char*>(dev);
 }
 
+void GpuRing::recordMismatch(const uint64_t words[8]) const {
+  uint64_t* r = report();
+  if (__atomic_load_n(r, __ATOMIC_ACQUIRE) != 0) return;
+  for (int w = 0; w < 8; ++w) __atomic_store_n(r + 1 + w, words[w], __ATOMIC_RELAXED);
+  __atomic_store_n(r, 1, __ATOMIC_RELEASE);
+}
+
 GpuRing::~GpuRing() {
   if (segment_.data() && gpu_.hostUnregister(segment_.data()) != HETCCL_GPU_OK)
     HETCCL_WARN(log::kShm, "unregistering GPU ring ", segment_.name(), ": ", gpu_.lastError());

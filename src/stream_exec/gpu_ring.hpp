@@ -80,6 +80,9 @@ class GpuRing {
     return reinterpret_cast<uint64_t*>(static_cast<char*>(segment_.data()) + headerOffset() + slot * kGpuSlotHeaderBytes);
   }
   uint64_t* report() const { return header()->report; }
+  /// Records a stamp mismatch (the stamp found, then the one expected: 8 words) unless one is recorded
+  /// already (the first one stays); written before the report's flag word, which readers check first.
+  void recordMismatch(const uint64_t words[8]) const;
   const uint64_t* expect() const { return header()->expect; }
 
   /// Where the slot headers start in the segment.

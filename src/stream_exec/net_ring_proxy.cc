@@ -76,13 +76,7 @@ void NetRingProxy::run() {
       }
       bool moved = false;
       if (stopping) {  // every queued group is done: only the byes (and what precedes them) must go out
-        bool sent = true;
-        for (Peer& p : peers_) {
-          if (p.closed) continue;
-          moved = retireRecords(p) || moved;
-          sent = sent && p.records.empty();
-        }
-        if (sent) break;
+        if (recordsSent(&moved)) break;
         if (stopBy.expired()) {
           HETCCL_INFO(log::kEngine, "rank ", rank_, ": GPU ring proxy: a bye to a rank on another host did not go out "
                       "within HETCCL_TIMEOUT");
@@ -136,6 +130,17 @@ bool NetRingProxy::retireRecords(Peer& p) {
     moved = true;
   }
   return moved;
+}
+
+bool NetRingProxy::recordsSent(bool* moved) {
+  bool sent = true;
+  for (Peer& p : peers_) {
+    if (p.closed) continue;
+    const bool retired = retireRecords(p);
+    if (moved) *moved = retired || *moved;
+    sent = sent && p.records.empty();
+  }
+  return sent;
 }
 
 // A slot the send stream filled (state full) that is not on its way yet: its record, then its bytes.
@@ -224,13 +229,9 @@ void NetRingProxy::onRecord(Peer& p) {
         protocolError(p, concat("a credit for slot ", r.slot, ", which holds no piece sent to it"));
       p.credited[r.slot] = true;
       return;
-    case NetRingKind::Report: {
-      uint64_t* report = p.out->report();
-      if (load(report) != 0) return;
-      for (int w = 0; w < 8; ++w) __atomic_store_n(report + 1 + w, r.words[w], __ATOMIC_RELAXED);
-      store(report, 1);
+    case NetRingKind::Report:
+      p.out->recordMismatch(r.words);
       return;
-    }
     case NetRingKind::Bye:  // every group of the peer is done: nothing it sent or owes is needed any more
       p.closed = true;
       p.send->abandon();  // first: on return the transport no longer reads the records' buffers
@@ -276,16 +277,7 @@ void NetRingProxy::flushReports() noexcept {
       if (!p.closed) pending = forwardReport(p) || pending;
     if (!pending) return;
     const Deadline until = Deadline::afterMs(1000);
-    for (;;) {
-      bool sent = true;
-      for (Peer& p : peers_) {
-        if (p.closed) continue;
-        retireRecords(p);
-        sent = sent && p.records.empty();
-      }
-      if (sent || until.expired()) return;
-      std::this_thread::yield();
-    }
+    while (!recordsSent() && !until.expired()) std::this_thread::yield();
   } catch (const std::exception& e) {
     HETCCL_INFO(log::kEngine, "rank ", rank_, ": GPU ring proxy could not forward a mismatch report: ", e.what());
   }

@@ -102,6 +102,8 @@ class NetRingProxy {
   bool creditEmptiedSlots(Peer& p);
   bool forwardReport(Peer& p);
   bool retireRecords(Peer& p);
+  /// Retires the records every open peer has sent (`moved`: whether any was); true once none is in flight.
+  bool recordsSent(bool* moved = nullptr);
   void flushReports() noexcept;
   void sendRecord(Peer& p, const NetRingRecord& r);
   [[noreturn]] void protocolError(const Peer& p, const std::string& what) const;

@@ -347,10 +347,7 @@ void StreamExecutor::findStampMismatch() {
       seen = now;
       continue;
     }
-    uint64_t* report = rings_.in[p]->report();
-    if (load(report) != 0) continue;
-    for (int w = 0; w < 8; ++w) __atomic_store_n(report + 1 + w, now[1 + w], __ATOMIC_RELAXED);
-    __atomic_store_n(report, 1, __ATOMIC_RELEASE);
+    rings_.in[p]->recordMismatch(&now[1]);
   }
 }
 
