@@ -7,6 +7,7 @@ Run under torchrun, one process per GPU:
   torchrun --standalone --nproc_per_node=8 torch_colls.py --backend nccl
   NCCL_P2P_DISABLE=1 torchrun ... --backend nccl      # NCCL's host-memory path
   torchrun ... --backend gloo --max-bytes 256M        # Gloo on CUDA tensors (host-staged)
+  NCCL_NET=Socket torchrun ... --backend nccl --as-hosts 2   # ranks as 2 hosts: NCCL's socket path between them
 
 Sizes follow nccl-tests (and hetccl-perf): the size of a row is the largest buffer of the call (the output
 of all_gather, the input of reduce_scatter); busbw = algbw x the nccl-tests factor. float32 data unless
@@ -66,7 +67,14 @@ def main():
     p.add_argument("-n", type=int, default=20, help="timed iterations")
     p.add_argument("-w", type=int, default=5, help="warm-up iterations")
     p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+    p.add_argument("--as-hosts", type=int, default=0,
+                   help="K > 0: rank r acts as host r %% K for NCCL (NCCL_HOSTID), so that NCCL connects the "
+                        "'hosts' through its network transport (sockets with NCCL_NET=Socket), as hetccl-run "
+                        "--host-ids K does for hetccl")
     a = p.parse_args()
+    if a.as_hosts > 0:
+        os.environ["NCCL_HOSTID"] = f"h{int(os.environ['RANK']) % a.as_hosts}"
+
     dtype = getattr(torch, a.dtype)
     colls = a.colls.split(",")
     if any(c not in COLLS for c in colls):

@@ -52,9 +52,14 @@ Layout layoutOf(const PathFacts& f) {
 
 bool allGpu(const Layout& l) { return l.cpuRanks.empty(); }
 bool pipelinePossible(const Layout& l) { return allGpu(l) && l.nranks > 1; }
-// Where auto takes the stream pipeline: GPU ranks of one host. Between hosts it runs only when asked for
-// (HETCCL_GPU_EXEC=pipeline; rings mirrored by the ring proxy), until it is measured ahead of host staging.
+// Where auto takes the stream pipeline alone: GPU ranks of one host. Between hosts (rings mirrored by the
+// ring proxy) auto takes it only with the vendor library inside the domains, where only the cross-domain
+// share crosses the network (pipelineWithVendorByDefault); alone it runs there only when asked for
+// (HETCCL_GPU_EXEC=pipeline): it was not measured ahead of host staging at the largest sizes.
 bool pipelineByDefault(const Layout& l) { return pipelinePossible(l) && l.hosts == 1; }
+// Where auto takes the stream pipeline with the vendor library inside each domain, when it loads on every
+// rank: GPU ranks in several domains, each of one device kind, on one host or several.
+bool pipelineWithVendorByDefault(const Layout& l) { return pipelinePossible(l) && l.domains > 1 && l.oneKindPerDomain; }
 
 // Why the stream pipeline cannot run ("" when it can).
 std::string pipelineBlocker(const Layout& l) {
@@ -136,7 +141,7 @@ bool vendorProbeNeeded(const PathFacts& f) {
   const Layout l = layoutOf(f);
   if (!allGpu(l) || f.vendorCcl == "off") return false;
   if (l.domains == 1) return l.oneDeviceKind;                                  // delegation
-  return l.oneKindPerDomain && pipelineByDefault(l) && f.gpuExec == "auto";  // vendor inside domains
+  return pipelineWithVendorByDefault(l) && f.gpuExec == "auto";  // vendor inside domains
 }
 
 PathChoice choosePath(const PathFacts& f) {
@@ -181,26 +186,30 @@ PathChoice choosePath(const PathFacts& f) {
     }
     return c;
   }
-  if (!pipelineByDefault(l) && f.gpuExec == "auto") {
+  const std::string shared = l.domains > 1 && vendor ? sharedGpuInADomain(f) : "";
+  if (!shared.empty()) {
+    vendor = false;
+    noVendor = shared;
+  }
+  const bool vendorInDomains = l.domains > 1 && f.gpuExec == "auto" && vendor;
+  if (!pipelineByDefault(l) && !vendorInDomains && f.gpuExec == "auto") {
     c.path = ExecPath::Staged;
-    c.reason = concat(notDelegated, "GPU ranks on ", l.hosts, " hosts: host staging (HETCCL_GPU_EXEC=pipeline runs the "
-                      "stream pipeline between them, its rings mirrored over the network)");
+    const std::string noDomainVendor = l.domains > 1 ? concat(" and no vendor library inside domains (", noVendor, ")") : "";
+    c.reason = concat(notDelegated, "GPU ranks on ", l.hosts, " hosts", noDomainVendor,
+                      ": host staging (HETCCL_GPU_EXEC=pipeline runs the stream pipeline between them, its rings "
+                      "mirrored over the network)");
     return c;
   }
   const std::string hostWords = l.hosts == 1 ? "one host" : concat(l.hosts, " hosts");
   const std::string where = l.domains == 1
                                 ? concat("GPU ranks of ", hostWords, " in domain '", l.domainNames, "'")
                                 : concat("GPU ranks of ", hostWords, " in ", l.domains, " domains (", l.domainNames, ")");
-  const std::string shared = l.domains > 1 && vendor ? sharedGpuInADomain(f) : "";
-  if (!shared.empty()) {
-    vendor = false;
-    noVendor = shared;
-  }
-  if (l.domains > 1 && f.gpuExec == "auto" && vendor) {
+  if (vendorInDomains) {
     c.path = ExecPath::PipelineWithDomainVendor;
     c.reason = concat(where, " and ", vendorWords(l, f.vendorName),
                       " loads on every rank: a vendor communicator per domain runs the phases inside each domain, "
-                      "the stream pipeline moves the rest between domains");
+                      "the stream pipeline moves the rest between domains",
+                      l.hosts > 1 ? " (rings to other hosts mirrored over the network)" : "");
     return c;
   }
   c.path = ExecPath::Pipeline;

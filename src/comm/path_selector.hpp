@@ -9,13 +9,16 @@
 //   HETCCL_GPU_EXEC=staged                                     -> host staging
 //   a CPU rank, or a single rank                               -> host staging (the stream pipeline cannot
 //                                                                 run; HETCCL_GPU_EXEC=pipeline says so at WARN)
-//   GPU ranks on several hosts, HETCCL_GPU_EXEC=auto           -> host staging (not yet measured on two hosts)
-//   GPU ranks on several hosts, HETCCL_GPU_EXEC=pipeline       -> stream pipeline, rings to other hosts
-//                                                                 mirrored by the ring proxy (net_ring_proxy.hpp)
-//   GPU ranks of one host, several domains, HETCCL_GPU_EXEC=auto, vendor on every rank, no two ranks of
-//   one domain on the same GPU (the vendor would refuse them)  -> stream pipeline, vendor inside each domain
+//   GPU ranks (one host or several), several domains, HETCCL_GPU_EXEC=auto, vendor on every rank, no two
+//   ranks of one domain on the same GPU of a host (the vendor would refuse them)
+//                                                              -> stream pipeline, vendor inside each domain
 //                                                                 (the stream pipeline alone, said at WARN,
-//                                                                 when a domain's vendor communicator fails)
+//                                                                 when a domain's vendor communicator fails);
+//                                                                 rings to other hosts mirrored by the ring
+//                                                                 proxy (net_ring_proxy.hpp)
+//   GPU ranks on several hosts otherwise, HETCCL_GPU_EXEC=auto -> host staging (the pipeline alone was not
+//                                                                 measured ahead of it at the largest sizes)
+//   GPU ranks on several hosts, HETCCL_GPU_EXEC=pipeline       -> stream pipeline, rings to other hosts mirrored
 //   otherwise (GPU ranks of one host, or HETCCL_GPU_EXEC=pipeline) -> stream pipeline
 // "Vendor on every rank" also needs HETCCL_VENDOR_CCL other than "off". Each rank loads the flavour of
 // its own device (NCCL for cuda, RCCL for hip): delegation needs one device kind on every rank, the vendor
@@ -67,7 +70,8 @@ struct PathChoice {
 
 /// True when the choice depends on whether the vendor library loads on every rank: every rank is a GPU
 /// rank, HETCCL_VENDOR_CCL is not "off", and either all ranks form one domain (delegation) or they are
-/// on one host, more than one, with HETCCL_GPU_EXEC=auto (vendor inside domains). Then every rank tries
+/// more than one, in several domains of one device kind each, with HETCCL_GPU_EXEC=auto (vendor inside
+/// domains, on one host or several). Then every rank tries
 /// to load it and the answers are all-gathered into `facts.vendorLoads` before choosePath().
 bool vendorProbeNeeded(const PathFacts& facts);
 

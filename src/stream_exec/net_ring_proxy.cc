@@ -20,7 +20,15 @@ constexpr auto kIdleSleep = std::chrono::microseconds(50);
 
 NetRingProxy::NetRingProxy(GpuRingSet& rings, engine::Links& links, std::vector<PeerInfo> peers, int rank,
                            const std::atomic<bool>* abortFlag, FailureSink onFailure)
-    : peerInfo_(std::move(peers)), rank_(rank), abortFlag_(abortFlag), onFailure_(std::move(onFailure)) {
+    : peerInfo_(std::move(peers)),
+      rank_(rank),
+      abortFlag_(abortFlag),
+      onFailure_(std::move(onFailure)),
+      wireSent_(std::make_unique<std::atomic<uint64_t>[]>(peerInfo_.size())),
+      wireReceived_(std::make_unique<std::atomic<uint64_t>[]>(peerInfo_.size())) {
+  if (rings.remote.size() != peerInfo_.size())
+    throw InternalError(concat("rank ", rank, ": the ring proxy has rings for ", rings.remote.size(), " ranks and ",
+                               peerInfo_.size(), " peer descriptors"));
   for (size_t q = 0; q < rings.remote.size(); ++q) {
     if (!rings.remote[q]) continue;
     Peer p;
@@ -43,6 +51,15 @@ void NetRingProxy::start() {
 }
 
 NetRingProxy::~NetRingProxy() { stop(); }
+
+NetRingProxy::WireBytes NetRingProxy::wireBytes() const {
+  WireBytes w;
+  for (size_t q = 0; q < peerInfo_.size(); ++q) {
+    w.sent.push_back(wireSent_[q].load(std::memory_order_relaxed));
+    w.received.push_back(wireReceived_[q].load(std::memory_order_relaxed));
+  }
+  return w;
+}
 
 void NetRingProxy::stop() noexcept {
   stop_.store(true, std::memory_order_release);
@@ -161,6 +178,7 @@ bool NetRingProxy::sendFullSlots(Peer& p) {
                                  " bytes (slots are ", slotBytes, ")"));
     sendRecord(p, r);
     p.pieceSend[s] = p.send->isend(p.out->slot(s), r.bytes);
+    wireSent_[p.rank].fetch_add(r.bytes, std::memory_order_relaxed);
     moved = true;
   }
   return moved;
@@ -194,6 +212,7 @@ bool NetRingProxy::receive(Peer& p) {
       store(header + kSlotBytesWord, p.pending.bytes);
       store(header, kSlotFull);
       p.delivered[p.pending.slot] = true;
+      wireReceived_[p.rank].fetch_add(p.pending.bytes, std::memory_order_relaxed);
     } else {
       if (!p.recv->test(p.recvRequest)) break;
       onRecord(p);  // a piece record posts the receive of its payload

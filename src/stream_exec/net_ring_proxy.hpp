@@ -69,6 +69,13 @@ class NetRingProxy {
   /// Whether any peer is on another host (the thread runs).
   bool active() const { return thread_.joinable(); }
 
+  /// Payload bytes put on the network to each rank (`sent`) and taken off it from each rank (`received`)
+  /// so far, indexed by rank (0 for ranks of this host): the pieces' bytes, not the records. Any thread.
+  struct WireBytes {
+    std::vector<uint64_t> sent, received;
+  };
+  WireBytes wireBytes() const;
+
  private:
   struct Outgoing {
     transport::Request request = 0;
@@ -114,6 +121,7 @@ class NetRingProxy {
   const std::atomic<bool>* abortFlag_;
   FailureSink onFailure_;
   std::vector<Peer> peers_;
+  std::unique_ptr<std::atomic<uint64_t>[]> wireSent_, wireReceived_;  // per rank (see wireBytes)
   std::atomic<bool> halt_{false}, stop_{false};
   std::thread thread_;
 };

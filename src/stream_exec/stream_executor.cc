@@ -242,6 +242,14 @@ StreamExecutor::Traffic StreamExecutor::traffic() const {
   t.ringReceived = receivedBytes_;
   t.domainCollectiveBytes = domainBytes_;
   t.domainCollectives = domainCalls_;
+  if (proxy_) {
+    NetRingProxy::WireBytes w = proxy_->wireBytes();
+    t.netSent = std::move(w.sent);
+    t.netReceived = std::move(w.received);
+  } else {
+    t.netSent.assign(sentBytes_.size(), 0);
+    t.netReceived.assign(sentBytes_.size(), 0);
+  }
   return t;
 }
 

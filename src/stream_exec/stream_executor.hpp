@@ -86,6 +86,9 @@ class StreamExecutor {
   /// Bytes the eager groups queued so far moved, by path (tests and the INFO log).
   struct Traffic {
     std::vector<uint64_t> ringSent, ringReceived;  ///< per peer, through the pinned rings
+    /// Per peer on another host: the bytes of those ring pieces the ring proxy put on the network and took
+    /// off it (counted as they move, not planned; 0 for peers of this host).
+    std::vector<uint64_t> netSent, netReceived;
     uint64_t domainCollectiveBytes = 0;  ///< data buffers handed to the vendor library (see the .cc)
     uint64_t domainCollectives = 0;      ///< vendor calls
   };

@@ -176,13 +176,49 @@ TEST(PathSelectorTest, DomainVendorCommunicatorsThatCannotBeCreatedLeaveThePipel
   EXPECT_TRUE(has(c.reason, "without the vendor library")) << c.reason;
 }
 
-TEST(PathSelectorTest, TwoHostsMeanHostStaging) {
+TEST(PathSelectorTest, SeveralHostsWithTheVendorInEveryDomainGetThePipelineWithVendorDomains) {
+  // A domain per host (vendor-homogeneous hosts: the layout of a mixed cluster), domains across hosts, a
+  // domain spanning two hosts next to one of a third, domains of one rank.
+  const std::vector<std::vector<RankSpec>> layouts = {
+      {gpu("a", "nv"), gpu("a", "nv"), gpu("b", "amd"), gpu("b", "amd")},
+      {gpu("a", "d0"), gpu("a", "d1"), gpu("b", "d0"), gpu("b", "d1")},
+      {gpu("a", "nv"), gpu("b", "nv"), gpu("c", "amd"), gpu("c", "amd")},
+      {gpu("a", "d0"), gpu("b", "d1")}};
+  for (const auto& job : layouts) {
+    EXPECT_TRUE(vendorProbeNeeded(factsFor(job, 0)));
+    const PathChoice c = decide(job);
+    EXPECT_EQ(c.path, ExecPath::PipelineWithDomainVendor) << c.reason;
+    EXPECT_FALSE(c.warn) << c.reason;
+    EXPECT_TRUE(has(c.reason, "vendor communicator per domain")) << c.reason;
+    EXPECT_TRUE(has(c.reason, "mirrored over the network")) << c.reason;
+  }
+}
+
+TEST(PathSelectorTest, SeveralHostsWithoutTheVendorInDomainsMeanHostStaging) {
   const std::vector<RankSpec> twoHosts = {gpu("a", "d0"), gpu("a", "d1"), gpu("b", "d0"), gpu("b", "d1")};
-  EXPECT_FALSE(vendorProbeNeeded(factsFor(twoHosts, 0)));
-  const PathChoice c = decide(twoHosts);
-  EXPECT_EQ(c.path, ExecPath::Staged) << c.reason;
-  EXPECT_TRUE(has(c.reason, "on 2 hosts")) << c.reason;
-  EXPECT_TRUE(has(c.reason, "HETCCL_GPU_EXEC=pipeline")) << c.reason;  // says how to get the pipeline
+  // The vendor library missing on one rank.
+  const PathChoice missing = decide(twoHosts, "auto", "auto", {3});
+  EXPECT_EQ(missing.path, ExecPath::Staged) << missing.reason;
+  EXPECT_TRUE(has(missing.reason, "on 2 hosts")) << missing.reason;
+  EXPECT_TRUE(has(missing.reason, "does not load on rank 3")) << missing.reason;
+  EXPECT_TRUE(has(missing.reason, "HETCCL_GPU_EXEC=pipeline")) << missing.reason;  // says how to get the pipeline
+  // Switched off: never probed.
+  EXPECT_FALSE(vendorProbeNeeded(factsFor(twoHosts, 0, "auto", "off")));
+  const PathChoice off = decide(twoHosts, "auto", "off");
+  EXPECT_EQ(off.path, ExecPath::Staged) << off.reason;
+  EXPECT_TRUE(has(off.reason, "HETCCL_VENDOR_CCL=off")) << off.reason;
+  // Two ranks of one domain on one GPU of one host: the vendor would refuse them.
+  const std::vector<RankSpec> shared = {gpu("a", "d0"), gpu("a", "d0"), gpu("b", "d1")};
+  std::vector<PathFacts> facts;
+  for (int r = 0; r < 3; ++r) {
+    facts.push_back(factsFor(shared, r));
+    facts.back().peers[1].deviceIndex = facts.back().peers[0].deviceIndex;
+  }
+  for (const PathFacts& f : facts) {
+    const PathChoice c = choosePath(f);
+    EXPECT_EQ(c.path, ExecPath::Staged) << c.reason;
+    EXPECT_TRUE(has(c.reason, "share GPU")) << c.reason;
+  }
 }
 
 TEST(PathSelectorTest, PipelineAcrossHostsWhenAskedForWithoutTheVendorInDomains) {

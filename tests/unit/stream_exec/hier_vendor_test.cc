@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <ostream>
 #include <thread>
 #include <tuple>
 #include <string>
@@ -320,6 +321,92 @@ TEST_F(HierVendorTest, OnlyTheCrossDomainShareCrossesTheRings) {
       if (kind == CollKind::AllReduce) total = 2 * (numDomains - 1) * bytes;
       if (kind == CollKind::ReduceScatter || kind == CollKind::AllGather) total = (numDomains - 1) * n * bytes;
       EXPECT_EQ(crossing, total);
+    }
+  }
+}
+
+// --- between hosts: the vendor inside each domain, rings to other hosts mirrored by the ring proxies ---
+
+struct HostLayout {
+  Layout layout;
+  std::vector<int> hostOf;
+};
+void PrintTo(const HostLayout& h, std::ostream* os) { *os << h.layout.name; }
+
+const std::vector<HostLayout> kHostLayouts = {
+    // vendor-homogeneous hosts, a domain per host (a mixed cluster)
+    {{"2+2, a domain per host", {0, 0, 1, 1}}, {0, 0, 1, 1}},
+    {{"4+4, a domain per host", {0, 0, 0, 0, 1, 1, 1, 1}}, {0, 0, 0, 0, 1, 1, 1, 1}},
+    {{"2+2+2, a domain per host", {0, 0, 1, 1, 2, 2}}, {0, 0, 1, 1, 2, 2}},
+    // both domains on both hosts: the vendor itself connects the hosts of a domain
+    {{"2+2, domains across hosts", {0, 0, 1, 1}}, {0, 1, 0, 1}},
+    // a domain on two hosts, one of them shared with the other domain
+    {{"3+1, a domain on two hosts", {0, 0, 0, 1}}, {0, 0, 1, 1}},
+};
+
+class HierVendorHostsTest : public HierVendorTest, public ::testing::WithParamInterface<HostLayout> {};
+
+TEST_P(HierVendorHostsTest, EveryCollectiveIsExact) {
+  const HostLayout& h = GetParam();
+  SimWorld world(h.layout, SimWorld::VendorDomains{}, SimWorld::Hosts{h.hostOf});
+  runEveryCollective(world, h.layout, {1, 40'001});
+  EXPECT_TRUE(everyRankUsedTheVendor(world)) << h.layout.name;
+  for (int r = 0; r < world.size(); ++r) EXPECT_TRUE(world.failuresOf(r).empty()) << world.failuresOf(r).front();
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, HierVendorHostsTest, ::testing::ValuesIn(kHostLayouts),
+                         [](const auto& info) { return testNameOf(info.param.layout.name); });
+
+// What crosses the network between hosts is what crosses the rings between ranks of different hosts, and
+// with a domain per host that is only the cross-domain share (ExpectedTraffic): the proxies' own counts of
+// the bytes they put on the wire and took off it, per peer, equal the planned ring bytes to peers on other
+// hosts and are zero for peers of the same host.
+TEST_F(HierVendorTest, BetweenHostsOnlyTheCrossDomainShareCrossesTheNetwork) {
+  ScopedEnv minChunk("HETCCL_GPU_MIN_CHUNK_BYTES", "1M");
+  ScopedEnv hierChunk("HETCCL_HIER_CHUNK_BYTES", "8M");
+  constexpr size_t kCount = 40'001;
+  for (const HostLayout& h : {kHostLayouts[0], kHostLayouts[2], kHostLayouts[3]}) {
+    const Layout& layout = h.layout;
+    const int n = static_cast<int>(layout.domainOf.size());
+    SimWorld world(layout, SimWorld::VendorDomains{}, SimWorld::Hosts{h.hostOf});
+    for (CollKind kind : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::AllGather, CollKind::Broadcast}) {
+      SCOPED_TRACE(concat(layout.name, " ", algo::collKindName(kind)));
+      CollCase c;
+      c.kind = kind;
+      c.count = kCount;
+      c.root = n - 2;
+      const Counts before = countsOf(world);
+      ASSERT_EQ(world.run(c), "") << "HETCCL_SIM_SEED=" << test::sim::seed();
+      const Counts after = countsOf(world);
+      ExpectedTraffic expected(layout, kCount, dataTypeSize(c.type));
+      if (kind == CollKind::AllReduce) expected.allReduce();
+      if (kind == CollKind::ReduceScatter) expected.reduceScatter();
+      if (kind == CollKind::AllGather) expected.allGather();
+      if (kind == CollKind::Broadcast) expected.broadcast(c.root);
+      uint64_t onTheWire = 0;
+      for (int r = 0; r < n; ++r) {
+        const auto& t0 = before.traffic[r];
+        const auto& t1 = after.traffic[r];
+        for (int p = 0; p < n; ++p) {
+          if (p == r) continue;
+          const uint64_t ring = t1.ringSent[p] - t0.ringSent[p];
+          const uint64_t wireOut = t1.netSent[p] - t0.netSent[p], wireIn = t1.netReceived[p] - t0.netReceived[p];
+          EXPECT_EQ(ring, expected.sent()[r][p]) << "ring " << r << " -> " << p;
+          const bool otherHost = h.hostOf[p] != h.hostOf[r];
+          EXPECT_EQ(wireOut, otherHost ? expected.sent()[r][p] : 0u) << "wire " << r << " -> " << p;
+          EXPECT_EQ(wireIn, otherHost ? expected.sent()[p][r] : 0u) << "wire " << p << " -> " << r;
+          onTheWire += wireOut;
+        }
+        EXPECT_GT(t1.domainCollectiveBytes - t0.domainCollectiveBytes, 0u) << "rank " << r;
+      }
+      if (layout.name.find("a domain per host") != std::string::npos) {  // every cross-domain byte crosses hosts
+        const uint64_t numDomains = *std::max_element(layout.domainOf.begin(), layout.domainOf.end()) + 1;
+        const uint64_t bytes = kCount * dataTypeSize(c.type);
+        uint64_t total = (numDomains - 1) * bytes;  // broadcast
+        if (kind == CollKind::AllReduce) total = 2 * (numDomains - 1) * bytes;
+        if (kind == CollKind::ReduceScatter || kind == CollKind::AllGather) total = (numDomains - 1) * n * bytes;
+        EXPECT_EQ(onTheWire, total);
+      }
     }
   }
 }

@@ -5,7 +5,7 @@
 // (sim_vendor.hpp), which its executor uses for the intra-domain phases (DomainCollective steps).
 // With Hosts, ranks act as ranks of several hosts (their descriptors' host ids differ): rings between
 // hosts are private to each rank and mirrored by the executors' ring proxies over real transport
-// connections (tcp or ucx, over loopback).
+// connections (tcp or ucx, over loopback). Both may be given.
 #pragma once
 
 #include <chrono>
@@ -44,6 +44,9 @@ class SimWorld {
   };
   SimWorld(const Layout& layout, const Hosts& hosts, std::function<void()> checkFailure = [] {})
       : SimWorld(layout, false, std::move(checkFailure), &hosts) {}
+  /// Both: a vendor communicator per domain (which may span hosts) and rings to other hosts mirrored.
+  SimWorld(const Layout& layout, VendorDomains, const Hosts& hosts, std::function<void()> checkFailure = [] {})
+      : SimWorld(layout, true, std::move(checkFailure), &hosts) {}
   ~SimWorld() {
     exec_.clear();         // before the domain communicators, the ring proxies' links and the bootstraps
     netLinks_.clear();
