@@ -1,6 +1,25 @@
-# Shared by the device benchmarks of GPU ranks as hosts (run_staged_net_bench.sh, run_net_pipeline_bench.sh;
-# sourced, not run): the machine record and the timed step runner. The sourcing script sets OUT and RAW.
+# Shared by the device benchmarks of GPU ranks as hosts (run_staged_net_bench.sh, run_net_pipeline_bench.sh,
+# run_hier_hosts_bench.sh; sourced, not run): the common settings, the machine record and the timed step runner.
 # shellcheck shell=bash
+
+# bench_settings: the defaults every such benchmark takes (OUT ./out, BUILD build-gpu, ITERS 10, WARMUP 3,
+# REPS 2, MIN 1M, MAX 256M), RAW=$OUT/raw created, the CUDA device and a long HETCCL_TIMEOUT, NCCL's NVLink
+# SHARP off, and BUILD's libraries (then CUDA's) first on LD_LIBRARY_PATH.
+bench_settings() {
+  OUT=${OUT:-./out}
+  BUILD=${BUILD:-build-gpu}
+  ITERS=${ITERS:-10}
+  WARMUP=${WARMUP:-3}
+  REPS=${REPS:-2}
+  MIN=${MIN:-1M}
+  MAX=${MAX:-256M}
+  RAW=$OUT/raw
+  mkdir -p "$RAW"
+  export NCCL_NVLS_ENABLE=0 HETCCL_DEVICE=cuda HETCCL_TIMEOUT=120
+  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  LD_LIBRARY_PATH=$(cd "$BUILD" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export LD_LIBRARY_PATH
+}
 
 # write_machine_info [LINE...]: $OUT/machine.txt (date, host, CPU, GPUs, driver, torch, the extra lines,
 # the checkout's commit) and a fresh $OUT/steps.tsv.

@@ -16,21 +16,11 @@
 # Every hetccl result is checked exactly (-c 1); the torch runs check each size once. Raw outputs in
 # $OUT/raw.tgz (each hetccl run's INFO log says which path it took), machine info in $OUT/machine.txt.
 set -u -o pipefail
-OUT=${OUT:-./out}
-BUILD=${BUILD:-build-gpu}
-ITERS=${ITERS:-10}
-WARMUP=${WARMUP:-3}
-REPS=${REPS:-2}
-MIN=${MIN:-1M}
-MAX=${MAX:-256M}
 COLLS=${COLLS:-"all_reduce all_gather"}
 HERE=$(cd "$(dirname "$0")" && pwd)
-RAW=$OUT/raw
-mkdir -p "$RAW"
-export NCCL_NVLS_ENABLE=0 HETCCL_DEVICE=cuda HETCCL_TIMEOUT=120 HETCCL_UCX=off
-[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export LD_LIBRARY_PATH=$(cd "$BUILD" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 source "$HERE/net_bench_lib.sh"
+bench_settings
+export HETCCL_UCX=off
 write_machine_info
 gpus=$(nvidia-smi -L | wc -l)
 if [ "$gpus" -lt 4 ]; then echo "needs 4 GPUs, found $gpus" >&2; exit 77; fi

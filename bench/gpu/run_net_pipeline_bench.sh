@@ -12,22 +12,12 @@
 #   CHECK    collectives run once more at small and odd sizes with every result checked (correctness only)
 # Every result is checked exactly (-c 1). Raw outputs in $OUT/raw.tgz, machine info in $OUT/machine.txt.
 set -u -o pipefail
-OUT=${OUT:-./out}
-BUILD=${BUILD:-build-gpu}
-ITERS=${ITERS:-10}
-WARMUP=${WARMUP:-3}
-REPS=${REPS:-2}
-MIN=${MIN:-1M}
-MAX=${MAX:-256M}
 COLLS=${COLLS:-"all_reduce all_gather"}
 CHECK=${CHECK:-"all_reduce broadcast reduce all_gather reduce_scatter alltoall sendrecv"}
 HERE=$(cd "$(dirname "$0")" && pwd)
-RAW=$OUT/raw
-mkdir -p "$RAW"
-export NCCL_NVLS_ENABLE=0 HETCCL_DEVICE=cuda HETCCL_TIMEOUT=120 HETCCL_UCX=off
-[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export LD_LIBRARY_PATH=$(cd "$BUILD" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 source "$HERE/net_bench_lib.sh"
+bench_settings
+export HETCCL_UCX=off
 write_machine_info
 perf() {  # perf NAME COLL MIN MAX VAR=VALUE...
   local name=$1 coll=$2 lo=$3 hi=$4; shift 4

@@ -12,26 +12,16 @@
 #   PIECES   piece sizes run besides the default, tcp only (default "4M 64M")
 # Each rank's result is checked exactly (-c 1). Raw outputs in $OUT/raw, machine info in $OUT/machine.txt.
 set -u -o pipefail
-OUT=${OUT:-./out}
-BUILD=${BUILD:-build}
-ITERS=${ITERS:-10}
-WARMUP=${WARMUP:-3}
 PIECES=${PIECES:-"4M 64M"}
-REPS=${REPS:-2}
-MIN=${MIN:-1M}
-MAX=${MAX:-256M}
+BUILD=${BUILD:-build}
 HERE=$(cd "$(dirname "$0")" && pwd)
-RAW=$OUT/raw
-mkdir -p "$RAW"
-export NCCL_NVLS_ENABLE=0 HETCCL_DEVICE=cuda HETCCL_TIMEOUT=120
-[ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export LD_LIBRARY_PATH=$(cd "$BUILD" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source "$HERE/net_bench_lib.sh"
+bench_settings
 UCX_LIB=""
 if [ -n "${UCX_DIR:-}" ] && [ -e "$UCX_DIR/lib/libucp.so.0" ]; then
   export LD_LIBRARY_PATH=$(cd "$UCX_DIR/lib" && pwd):$LD_LIBRARY_PATH
   UCX_LIB=$(cd "$UCX_DIR/lib" && pwd)/libucp.so.0
 fi
-source "$HERE/net_bench_lib.sh"
 write_machine_info "ucx: ${UCX_LIB:-none}"
 perf() {  # perf NAME VAR=VALUE...
   local name=$1; shift

@@ -263,6 +263,40 @@ Counts countsOf(SimWorld& world) {
   return c;
 }
 
+/// One call of `kind` (`count` float32 elements, root n - 2) on `world`: the counters around it and the
+/// traffic the algorithms' description implies for it.
+struct TrafficRun {
+  Counts before, after;
+  ExpectedTraffic expected;
+};
+TrafficRun runForTraffic(SimWorld& world, CollKind kind, size_t count) {
+  CollCase c;
+  c.kind = kind;
+  c.count = count;
+  c.root = world.size() - 2;
+  const Counts before = countsOf(world);
+  const std::string result = world.run(c);
+  EXPECT_EQ(result, "") << "HETCCL_SIM_SEED=" << test::sim::seed();
+  TrafficRun t{before, countsOf(world), ExpectedTraffic(world.layout(), count, dataTypeSize(c.type))};
+  if (kind == CollKind::AllReduce) t.expected.allReduce();
+  if (kind == CollKind::ReduceScatter) t.expected.reduceScatter();
+  if (kind == CollKind::AllGather) t.expected.allGather();
+  if (kind == CollKind::Broadcast) t.expected.broadcast(c.root);
+  return t;
+}
+
+/// The bytes crossing between domains in all, in closed form, for one call of `bytes`. All-reduce: the
+/// owners of a piece of length P send P + (D-2) * (their sub-piece) each, 2 (D-1) P together, so 2 (D-1) N
+/// in all. Broadcast: the buffer enters each other domain once, (D-1) N. Reduce-scatter: each rank's block
+/// gets one partial sum from every other domain, all-gather sends each block into every other domain once:
+/// (D-1) N per rank.
+uint64_t crossDomainTotal(const Layout& layout, CollKind kind, uint64_t bytes) {
+  const uint64_t numDomains = *std::max_element(layout.domainOf.begin(), layout.domainOf.end()) + 1;
+  if (kind == CollKind::AllReduce) return 2 * (numDomains - 1) * bytes;
+  if (kind == CollKind::ReduceScatter || kind == CollKind::AllGather) return (numDomains - 1) * layout.domainOf.size() * bytes;
+  return (numDomains - 1) * bytes;  // broadcast
+}
+
 TEST_F(HierVendorTest, OnlyTheCrossDomainShareCrossesTheRings) {
   // One pipeline chunk (the message is below HETCCL_GPU_MIN_CHUNK_BYTES), so the partitions are the
   // whole buffer's.
@@ -275,19 +309,11 @@ TEST_F(HierVendorTest, OnlyTheCrossDomainShareCrossesTheRings) {
     SimWorld world(layout, SimWorld::VendorDomains{});
     for (CollKind kind : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::AllGather, CollKind::Broadcast}) {
       SCOPED_TRACE(concat(layout.name, " ", algo::collKindName(kind)));
-      CollCase c;
-      c.kind = kind;
-      c.count = kCount;
-      c.root = n - 2;
-      const Counts before = countsOf(world);
-      ASSERT_EQ(world.run(c), "") << "HETCCL_SIM_SEED=" << test::sim::seed();
-      const Counts after = countsOf(world);
-
-      ExpectedTraffic expected(layout, kCount, dataTypeSize(c.type));
-      if (kind == CollKind::AllReduce) expected.allReduce();
-      if (kind == CollKind::ReduceScatter) expected.reduceScatter();
-      if (kind == CollKind::AllGather) expected.allGather();
-      if (kind == CollKind::Broadcast) expected.broadcast(c.root);
+      const TrafficRun run = runForTraffic(world, kind, kCount);
+      ASSERT_FALSE(HasFailure());
+      const Counts& before = run.before;
+      const Counts& after = run.after;
+      const ExpectedTraffic& expected = run.expected;
       uint64_t crossing = 0;
       for (int r = 0; r < n; ++r) {
         const auto& t0 = before.traffic[r];
@@ -311,16 +337,7 @@ TEST_F(HierVendorTest, OnlyTheCrossDomainShareCrossesTheRings) {
         EXPECT_EQ(t1.domainCollectives - t0.domainCollectives, after.vendor[r].totalCalls() - before.vendor[r].totalCalls())
             << "rank " << r;
       }
-      // Totals in closed form. All-reduce: the owners of a piece of length P send P + (D-2) * (their
-      // sub-piece) each, 2 (D-1) P together, so 2 (D-1) N in all. Broadcast: the buffer enters each other
-      // domain once, (D-1) N. Reduce-scatter: each rank's block gets one partial sum from every other
-      // domain, all-gather sends each block into every other domain once: (D-1) N per rank.
-      const uint64_t numDomains = *std::max_element(layout.domainOf.begin(), layout.domainOf.end()) + 1;
-      const uint64_t bytes = kCount * dataTypeSize(c.type);
-      uint64_t total = (numDomains - 1) * bytes;  // broadcast
-      if (kind == CollKind::AllReduce) total = 2 * (numDomains - 1) * bytes;
-      if (kind == CollKind::ReduceScatter || kind == CollKind::AllGather) total = (numDomains - 1) * n * bytes;
-      EXPECT_EQ(crossing, total);
+      EXPECT_EQ(crossing, crossDomainTotal(layout, kind, kCount * sizeof(float)));
     }
   }
 }
@@ -371,18 +388,11 @@ TEST_F(HierVendorTest, BetweenHostsOnlyTheCrossDomainShareCrossesTheNetwork) {
     SimWorld world(layout, SimWorld::VendorDomains{}, SimWorld::Hosts{h.hostOf});
     for (CollKind kind : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::AllGather, CollKind::Broadcast}) {
       SCOPED_TRACE(concat(layout.name, " ", algo::collKindName(kind)));
-      CollCase c;
-      c.kind = kind;
-      c.count = kCount;
-      c.root = n - 2;
-      const Counts before = countsOf(world);
-      ASSERT_EQ(world.run(c), "") << "HETCCL_SIM_SEED=" << test::sim::seed();
-      const Counts after = countsOf(world);
-      ExpectedTraffic expected(layout, kCount, dataTypeSize(c.type));
-      if (kind == CollKind::AllReduce) expected.allReduce();
-      if (kind == CollKind::ReduceScatter) expected.reduceScatter();
-      if (kind == CollKind::AllGather) expected.allGather();
-      if (kind == CollKind::Broadcast) expected.broadcast(c.root);
+      const TrafficRun run = runForTraffic(world, kind, kCount);
+      ASSERT_FALSE(HasFailure());
+      const Counts& before = run.before;
+      const Counts& after = run.after;
+      const ExpectedTraffic& expected = run.expected;
       uint64_t onTheWire = 0;
       for (int r = 0; r < n; ++r) {
         const auto& t0 = before.traffic[r];
@@ -399,14 +409,8 @@ TEST_F(HierVendorTest, BetweenHostsOnlyTheCrossDomainShareCrossesTheNetwork) {
         }
         EXPECT_GT(t1.domainCollectiveBytes - t0.domainCollectiveBytes, 0u) << "rank " << r;
       }
-      if (layout.name.find("a domain per host") != std::string::npos) {  // every cross-domain byte crosses hosts
-        const uint64_t numDomains = *std::max_element(layout.domainOf.begin(), layout.domainOf.end()) + 1;
-        const uint64_t bytes = kCount * dataTypeSize(c.type);
-        uint64_t total = (numDomains - 1) * bytes;  // broadcast
-        if (kind == CollKind::AllReduce) total = 2 * (numDomains - 1) * bytes;
-        if (kind == CollKind::ReduceScatter || kind == CollKind::AllGather) total = (numDomains - 1) * n * bytes;
-        EXPECT_EQ(onTheWire, total);
-      }
+      if (layout.name.find("a domain per host") != std::string::npos)  // every cross-domain byte crosses hosts
+        EXPECT_EQ(onTheWire, crossDomainTotal(layout, kind, kCount * sizeof(float)));
     }
   }
 }
