@@ -22,6 +22,10 @@ struct Tuning {
   /// up to this size each. 64 MiB: on 4 H200s (2 domains of 2) 8 MiB, i.e. 8-32 chunks at 64-256 MiB, made
   /// all-reduce 1.2-2x slower (bench/results/hier_hosts_h200x4_2026-11-27).
   size_t hierChunkBytes = size_t{64} << 20;
+  /// The smallest chunk of the hierarchical algorithms (at most hierChunkBytes). The stream pipeline sets
+  /// it to minChunkBytes on one host and to HETCCL_HIER_NET_MIN_CHUNK_BYTES when its ranks span several
+  /// hosts, where each chunk's cross-domain exchange pays network round trips through the ring proxies.
+  size_t hierMinChunkBytes = 64 * 1024;
   /// All-reduce between exactly two ranks up to this size (bytes): both exchange everything and reduce
   /// (one round trip, recursive doubling) instead of reduce-scatter + all-gather, whatever the domains.
   /// Moves the same bytes; pays off where every hop is costly (the GPU stream pipeline). 0: never.

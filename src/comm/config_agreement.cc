@@ -21,6 +21,7 @@ constexpr std::array kVariables = {
     Variable{"HETCCL_GPU_EXEC", Kind::Text},
     Variable{"HETCCL_GPU_CHUNK_BYTES", Kind::Integer},
     Variable{"HETCCL_HIER_CHUNK_BYTES", Kind::Integer},
+    Variable{"HETCCL_HIER_NET_MIN_CHUNK_BYTES", Kind::Integer},
     Variable{"HETCCL_GPU_MIN_CHUNK_BYTES", Kind::Integer},
     Variable{"HETCCL_GPU_PAIR_EXCHANGE_BYTES", Kind::Integer},
     Variable{"HETCCL_GPU_SLOTS", Kind::Integer},

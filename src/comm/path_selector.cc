@@ -230,7 +230,8 @@ PathChoice withoutDomainVendor(const PathChoice& chosen, const std::string& why)
   return c;
 }
 
-PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology, const algo::Tuning& hostTuning) {
+PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology, const algo::Tuning& hostTuning,
+                                   bool severalHosts) {
   PlannerSettings s;
   s.topology = topology;
   s.tuning = hostTuning;
@@ -240,10 +241,10 @@ PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology
       break;
     case ExecPath::PipelineWithDomainVendor:
       s.topology.domainCollectives = true;
-      s.tuning = stream_exec::StreamExecutor::tuningFromConfig();
+      s.tuning = stream_exec::StreamExecutor::tuningFromConfig(severalHosts);
       break;
     case ExecPath::Pipeline:
-      s.tuning = stream_exec::StreamExecutor::tuningFromConfig();
+      s.tuning = stream_exec::StreamExecutor::tuningFromConfig(severalHosts);
       break;
     case ExecPath::HostOnly:
     case ExecPath::Staged:

@@ -87,13 +87,15 @@ PathChoice withoutDomainVendor(const PathChoice& chosen, const std::string& why)
 
 /// How the planner is called for device-buffer calls on `path` (hetccl-info's algorithm table):
 /// the topology (domainCollectives set for PipelineWithDomainVendor) and the tuning (the stream
-/// pipeline's HETCCL_GPU_* values for the pipelines, `hostTuning` for host staging and host calls).
+/// pipeline's HETCCL_GPU_* values for the pipelines, and HETCCL_HIER_NET_MIN_CHUNK_BYTES when the ranks
+/// are on several hosts; `hostTuning` for host staging and host calls).
 /// `planned` is false for vendor delegation: the vendor library chooses its own algorithms.
 struct PlannerSettings {
   bool planned = true;
   algo::Topology topology;
   algo::Tuning tuning;
 };
-PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology, const algo::Tuning& hostTuning);
+PlannerSettings plannerSettingsFor(ExecPath path, const algo::Topology& topology, const algo::Tuning& hostTuning,
+                                   bool severalHosts = false);
 
 }  // namespace hetccl

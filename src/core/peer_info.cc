@@ -11,4 +11,10 @@ const char* deviceKindName(DeviceKind k) noexcept {
   return "unknown";
 }
 
+bool onSeveralHosts(const std::vector<PeerInfo>& peers) {
+  for (const PeerInfo& p : peers)
+    if (p.hostId != peers.front().hostId) return true;
+  return false;
+}
+
 }  // namespace hetccl

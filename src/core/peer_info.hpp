@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hetccl {
 
@@ -19,5 +20,8 @@ struct PeerInfo {
   int32_t pid = 0;           ///< process id on its host (shm liveness checks)
   uint32_t protocolVersion = 0;
 };
+
+/// Whether `peers` (every rank's descriptor) are on more than one host: the same answer on every rank.
+bool onSeveralHosts(const std::vector<PeerInfo>& peers);
 
 }  // namespace hetccl

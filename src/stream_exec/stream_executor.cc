@@ -37,7 +37,7 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
     : gpu_(gpu),
       device_(device),
       topology_(std::move(topology)),
-      tuning_(tuningFromConfig()),
+      tuning_(tuningFromConfig(onSeveralHosts(boot.peers()))),
       onFailure_(std::move(onFailure)),
       checkFailure_(std::move(checkFailure)),
       abortFlag_(abortFlag),
@@ -166,10 +166,14 @@ StreamExecutor::~StreamExecutor() {
   if (control_) gpu_.freePinned(control_);
 }
 
-algo::Tuning StreamExecutor::tuningFromConfig() {
+algo::Tuning StreamExecutor::tuningFromConfig(bool severalHosts) {
   algo::Tuning t = algo::Tuning::fromConfig();
   t.chunkBytes = slotBytesFromConfig();
   t.minChunkBytes = static_cast<size_t>(config().integer("HETCCL_GPU_MIN_CHUNK_BYTES", 1, int64_t{1} << 30));
+  t.hierMinChunkBytes = std::min(
+      t.hierChunkBytes,
+      severalHosts ? static_cast<size_t>(config().integer("HETCCL_HIER_NET_MIN_CHUNK_BYTES", 1, int64_t{1} << 40))
+                   : t.minChunkBytes);
   t.pairExchangeBytes = static_cast<size_t>(config().integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
   return t;
 }

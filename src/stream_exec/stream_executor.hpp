@@ -79,9 +79,10 @@ class StreamExecutor {
   /// "stream pipeline (...)", for logs and hetccl-info.
   static const char* describe();
   /// The tuning every executor plans with: the process configuration with HETCCL_GPU_CHUNK_BYTES (rounded
-  /// up to 64 bytes: the ring slot), HETCCL_GPU_MIN_CHUNK_BYTES and HETCCL_GPU_PAIR_EXCHANGE_BYTES
-  /// (hetccl-info shows the plans made with it).
-  static algo::Tuning tuningFromConfig();
+  /// up to 64 bytes: the ring slot), HETCCL_GPU_MIN_CHUNK_BYTES and HETCCL_GPU_PAIR_EXCHANGE_BYTES, and
+  /// when the communicator's ranks span several hosts (alike on every rank) HETCCL_HIER_NET_MIN_CHUNK_BYTES
+  /// as the hierarchical algorithms' smallest chunk (hetccl-info shows the plans made with it).
+  static algo::Tuning tuningFromConfig(bool severalHosts);
 
   /// Bytes the eager groups queued so far moved, by path (tests and the INFO log).
   struct Traffic {

@@ -114,7 +114,8 @@ void printExecution(const hetccl::Communicator& comm) {
   std::printf("  path:   %s\n", hetccl::execPathName(choice.path));
   std::printf("  reason: %s\n", choice.reason.c_str());
   const hetccl::PlannerSettings device =
-      hetccl::plannerSettingsFor(choice.path, comm.topology(), comm.hostTuning());
+      hetccl::plannerSettingsFor(choice.path, comm.topology(), comm.hostTuning(),
+                                 hetccl::onSeveralHosts(comm.peers()));
   switch (choice.path) {
     case hetccl::ExecPath::HostOnly:
       printAlgorithmTable("every call: host buffers, host engine", comm.topology(), comm.hostTuning());

@@ -96,7 +96,7 @@ void crossDomainReduce(const OpContext& ctx, const Domains& dom, Location buf,
 
 std::vector<Range> hierChunks(const OpContext& ctx, size_t count) {
   const size_t total = ctx.bytes(count);
-  const size_t bytes = std::min(std::max<size_t>(total / 4, ctx.tuning.minChunkBytes), ctx.tuning.hierChunkBytes);
+  const size_t bytes = std::min(std::max<size_t>(total / 4, ctx.tuning.hierMinChunkBytes), ctx.tuning.hierChunkBytes);
   const size_t elems = std::max<size_t>(1, bytes / ctx.elemSize);
   std::vector<Range> out;
   forEachChunk(Range{0, count}, elems, [&](Range c) { out.push_back(c); });

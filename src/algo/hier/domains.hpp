@@ -42,8 +42,8 @@ void domainAllGather(const OpContext& ctx, const Domains& dom, Location buf, Ran
 void crossDomainReduce(const OpContext& ctx, const Domains& dom, Location buf,
                        const std::vector<std::vector<Range>>& segments, Range r, int resultDomain);
 
-/// `count` elements split into the pipeline chunks of the hierarchical algorithms (Tuning::hierChunkBytes,
-/// smaller for mid-size operations so that they still pipeline, never below Tuning::minChunkBytes).
+/// `count` elements split into the pipeline chunks of the hierarchical algorithms: 4 chunks, each at most
+/// Tuning::hierChunkBytes and at least Tuning::hierMinChunkBytes (fewer chunks for smaller operations).
 std::vector<Range> hierChunks(const OpContext& ctx, size_t count);
 
 }  // namespace hetccl::algo::hier

@@ -28,6 +28,7 @@ constexpr Case kCases[] = {
     {"HETCCL_SHM_SLOTS", "1", "2", "1024", "1025"},
     {"HETCCL_GPU_CHUNK_BYTES", "65535", "64K", "1G", "2G"},
     {"HETCCL_GPU_MIN_CHUNK_BYTES", "1", "4K", "1G", "2G"},
+    {"HETCCL_HIER_NET_MIN_CHUNK_BYTES", "65535", "64K", "16G", "17G"},
     {"HETCCL_GPU_SLOTS", "1", "2", "1024", "1025"},
     {"HETCCL_GPU_PAIR_EXCHANGE_BYTES", nullptr, "0", "64G", "65G"},
 };

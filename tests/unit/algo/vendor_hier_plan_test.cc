@@ -124,6 +124,7 @@ TEST(VendorHierPlan, ConnectionsAgreeVendorCallsMatchAndNothingStaysInADomainOnA
   t.algo = AlgoChoice::Hier;  // also for 1+1+1, where auto would not use the vendor
   t.chunkBytes = 4096;
   t.minChunkBytes = 4096;
+  t.hierMinChunkBytes = 4096;
   t.hierChunkBytes = 16384;  // several pipeline chunks at the larger counts
   for (const Layout& layout : kLayouts)
     for (CollKind kind : kKinds)
@@ -147,6 +148,31 @@ TEST(VendorHierPlan, AutoUsesTheVendorOnlyWhereADomainHasSeveralRanks) {
   Topology single{0, 2, {0, 0}};
   single.domainCollectives = true;
   EXPECT_FALSE(vendorHier(single, Tuning{}));  // one domain: the vendor runs the whole call elsewhere
+}
+
+// A call is cut into 4 chunks, each between Tuning::hierMinChunkBytes and hierChunkBytes: counted as the
+// vendor reduce-scatters an all-reduce plans (one per chunk).
+TEST(VendorHierPlan, ChunksStayBetweenTheirFloorAndCeiling) {
+  auto reduceScatters = [](size_t bytes, size_t floor, size_t ceiling) {
+    Tuning t;
+    t.hierMinChunkBytes = floor;
+    t.hierChunkBytes = ceiling;
+    Topology topo{0, 4, {0, 0, 1, 1}};
+    topo.domainCollectives = true;
+    CollOp op = fakeOp(CollKind::AllReduce, bytes / sizeof(float), 0, false, 0);
+    const Schedule s = plan(topo, {&op, 1}, t);
+    int n = 0;
+    for (const Step& st : s.steps)
+      n += st.kind == StepKind::DomainCollective && st.domainColl == DomainColl::ReduceScatter ? 1 : 0;
+    return n;
+  };
+  constexpr size_t MiB = size_t{1} << 20;
+  EXPECT_EQ(reduceScatters(16 * MiB, 1 * MiB, 64 * MiB), 4);    // a quarter each
+  EXPECT_EQ(reduceScatters(16 * MiB, 16 * MiB, 64 * MiB), 1);   // the floor: one chunk (several hosts)
+  EXPECT_EQ(reduceScatters(16 * MiB, 8 * MiB, 64 * MiB), 2);
+  EXPECT_EQ(reduceScatters(256 * MiB, 16 * MiB, 64 * MiB), 4);  // a quarter is the ceiling
+  EXPECT_EQ(reduceScatters(256 * MiB, 1 * MiB, 8 * MiB), 32);   // the ceiling
+  EXPECT_EQ(reduceScatters(256 * MiB, 16 * MiB, 8 * MiB), 32);  // a floor above the ceiling: the ceiling
 }
 
 }  // namespace

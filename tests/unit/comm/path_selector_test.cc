@@ -291,13 +291,16 @@ TEST(PathSelectorTest, PlannerSettingsFollowThePath) {
   const algo::Topology topology = factsFor(kTwoDomains, 1).topology;
   algo::Tuning host;
   host.chunkBytes = 12345;
-  PlannerSettings withVendor, pipeline;
+  PlannerSettings withVendor, pipeline, withVendorHosts;
   {
     ScopedEnv chunk("HETCCL_GPU_CHUNK_BYTES", "1000001");  // rounded up to 64 bytes, as the ring slot is
     ScopedEnv pair("HETCCL_GPU_PAIR_EXCHANGE_BYTES", "8M");
+    ScopedEnv minChunk("HETCCL_GPU_MIN_CHUNK_BYTES", "256K");
+    ScopedEnv netMinChunk("HETCCL_HIER_NET_MIN_CHUNK_BYTES", "8M");
     reloadConfig();
     withVendor = plannerSettingsFor(ExecPath::PipelineWithDomainVendor, topology, host);
     pipeline = plannerSettingsFor(ExecPath::Pipeline, topology, host);
+    withVendorHosts = plannerSettingsFor(ExecPath::PipelineWithDomainVendor, topology, host, /*severalHosts=*/true);
   }
   reloadConfig();  // the environment as it was
   EXPECT_TRUE(withVendor.planned);
@@ -307,6 +310,10 @@ TEST(PathSelectorTest, PlannerSettingsFollowThePath) {
   EXPECT_EQ(withVendor.tuning.pairExchangeBytes, size_t{8} << 20);
   EXPECT_FALSE(pipeline.topology.domainCollectives);
   EXPECT_EQ(pipeline.tuning.chunkBytes, 1000064u);
+  // The hierarchical chunks' floor: the pipeline's own on one host, the network one across hosts.
+  EXPECT_EQ(withVendor.tuning.hierMinChunkBytes, size_t{256} << 10);
+  EXPECT_EQ(withVendorHosts.tuning.hierMinChunkBytes, size_t{8} << 20);
+  EXPECT_EQ(withVendorHosts.tuning.minChunkBytes, size_t{256} << 10);
 
   const PlannerSettings staged = plannerSettingsFor(ExecPath::Staged, topology, host);
   EXPECT_TRUE(staged.planned);
