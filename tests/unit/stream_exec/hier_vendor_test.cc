@@ -371,6 +371,48 @@ TEST_P(HierVendorHostsTest, EveryCollectiveIsExact) {
   for (int r = 0; r < world.size(); ++r) EXPECT_TRUE(world.failuresOf(r).empty()) << world.failuresOf(r).front();
 }
 
+/// Vendor calls rank 0 made for one float32 all-reduce of `count` elements on `world`.
+uint64_t vendorCallsOfOneAllReduce(SimWorld& world, size_t count) {
+  CollCase c;
+  c.kind = CollKind::AllReduce;
+  c.count = count;
+  const auto before = world.domainComm(0).counters().totalCalls();
+  EXPECT_EQ(world.run(c), "") << world.layout().name;
+  return world.domainComm(0).counters().totalCalls() - before;
+}
+
+// Between hosts a call is one chunk up to HETCCL_HIER_NET_MIN_CHUNK_BYTES (64M). With the floor and the
+// ceiling at their smallest, several chunks (the vendor phases of one overlapping the network exchange of
+// the previous one): a 400 KB all-reduce in 7 chunks of 16,384 elements instead of one, 6 more vendor
+// reduce-scatters and 6 more all-gathers; every collective exact so. And the floor is the network one, not
+// HETCCL_GPU_MIN_CHUNK_BYTES: a 4 MB all-reduce with a 2 MiB floor is 2 chunks (it would be 5 of a
+// quarter each with the pipeline's 64 KiB floor).
+TEST_F(HierVendorTest, BetweenHostsChunksHaveTheNetworkFloorAndAreExact) {
+  constexpr size_t kSmall = 100'003, kLarge = 1'000'003;
+  ScopedEnv pipelineFloor("HETCCL_GPU_MIN_CHUNK_BYTES", "64K");  // what must not count between hosts
+  for (const HostLayout* layout : {&kHostLayouts[0], &kHostLayouts[3]}) {
+    const HostLayout& h = *layout;
+    uint64_t oneChunkSmall = 0, oneChunkLarge = 0;
+    {
+      SimWorld world(h.layout, SimWorld::VendorDomains{}, SimWorld::Hosts{h.hostOf});
+      oneChunkSmall = vendorCallsOfOneAllReduce(world, kSmall);
+      oneChunkLarge = vendorCallsOfOneAllReduce(world, kLarge);
+    }
+    {
+      ScopedEnv networkFloor("HETCCL_HIER_NET_MIN_CHUNK_BYTES", "2M");
+      SimWorld world(h.layout, SimWorld::VendorDomains{}, SimWorld::Hosts{h.hostOf});
+      EXPECT_EQ(vendorCallsOfOneAllReduce(world, kLarge), oneChunkLarge + 2) << h.layout.name;
+    }
+    ScopedEnv floor("HETCCL_HIER_NET_MIN_CHUNK_BYTES", "64K");
+    ScopedEnv ceiling("HETCCL_HIER_CHUNK_BYTES", "64K");
+    SimWorld world(h.layout, SimWorld::VendorDomains{}, SimWorld::Hosts{h.hostOf});
+    EXPECT_EQ(vendorCallsOfOneAllReduce(world, kSmall), oneChunkSmall + 12) << h.layout.name;
+    if (&h != &kHostLayouts[0]) continue;  // every collective on one layout (ThreadSanitizer's time)
+    runEveryCollective(world, h.layout, {kSmall});
+    EXPECT_TRUE(everyRankUsedTheVendor(world)) << h.layout.name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Hosts, HierVendorHostsTest, ::testing::ValuesIn(kHostLayouts),
                          [](const auto& info) { return testNameOf(info.param.layout.name); });
 
