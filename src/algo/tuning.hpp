@@ -18,8 +18,8 @@ struct Tuning {
   size_t smallBytes = 64 * 1024;   ///< HETCCL_SMALL_BYTES: up to this many bytes use latency-bound algorithms
   AlgoChoice algo = AlgoChoice::Auto;  ///< HETCCL_ALGO
   /// HETCCL_HIER_CHUNK_BYTES: pipeline unit of the hierarchical algorithms with the vendor library in the
-  /// domains (a vendor call per phase and chunk): a call is cut into 4 chunks (none below minChunkBytes)
-  /// up to this size each. 64 MiB: on 4 H200s (2 domains of 2) 8 MiB, i.e. 8-32 chunks at 64-256 MiB, made
+  /// domains (a vendor call per phase and chunk): a call is cut into 4 chunks (none below
+  /// hierMinChunkBytes) up to this size each. 64 MiB: on 4 H200s (2 domains of 2) 8 MiB, i.e. 8-32 chunks at 64-256 MiB, made
   /// all-reduce 1.2-2x slower (bench/results/hier_hosts_h200x4_2026-11-27).
   size_t hierChunkBytes = size_t{64} << 20;
   /// The smallest chunk of the hierarchical algorithms (at most hierChunkBytes). The stream pipeline sets

@@ -55,7 +55,7 @@ bool pipelinePossible(const Layout& l) { return allGpu(l) && l.nranks > 1; }
 // Where auto takes the stream pipeline alone: GPU ranks of one host. Between hosts (rings mirrored by the
 // ring proxy) auto takes it only with the vendor library inside the domains, where only the cross-domain
 // share crosses the network (pipelineWithVendorByDefault); alone it runs there only when asked for
-// (HETCCL_GPU_EXEC=pipeline): it was not measured ahead of host staging at the largest sizes.
+// (HETCCL_GPU_EXEC=pipeline): on two H100s it was no faster than host staging at 64-256 MiB.
 bool pipelineByDefault(const Layout& l) { return pipelinePossible(l) && l.hosts == 1; }
 // Where auto takes the stream pipeline with the vendor library inside each domain, when it loads on every
 // rank: GPU ranks in several domains, each of one device kind, on one host or several.

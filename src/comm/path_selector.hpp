@@ -16,8 +16,8 @@
 //                                                                 when a domain's vendor communicator fails);
 //                                                                 rings to other hosts mirrored by the ring
 //                                                                 proxy (net_ring_proxy.hpp)
-//   GPU ranks on several hosts otherwise, HETCCL_GPU_EXEC=auto -> host staging (the pipeline alone was not
-//                                                                 measured ahead of it at the largest sizes)
+//   GPU ranks on several hosts otherwise, HETCCL_GPU_EXEC=auto -> host staging (the pipeline alone was no
+//                                                                 faster at 64-256 MiB on two H100s)
 //   GPU ranks on several hosts, HETCCL_GPU_EXEC=pipeline       -> stream pipeline, rings to other hosts mirrored
 //   otherwise (GPU ranks of one host, or HETCCL_GPU_EXEC=pipeline) -> stream pipeline
 // "Vendor on every rank" also needs HETCCL_VENDOR_CCL other than "off". Each rank loads the flavour of
