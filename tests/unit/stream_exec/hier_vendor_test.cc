@@ -452,8 +452,9 @@ TEST_F(HierVendorTest, BetweenHostsOnlyTheCrossDomainShareCrossesTheNetwork) {
         }
         EXPECT_GT(t1.domainCollectiveBytes - t0.domainCollectiveBytes, 0u) << "rank " << r;
       }
-      if (layout.name.find("a domain per host") != std::string::npos)  // every cross-domain byte crosses hosts
+      if (layout.name.find("a domain per host") != std::string::npos) {  // every cross-domain byte crosses hosts
         EXPECT_EQ(onTheWire, crossDomainTotal(layout, kind, kCount * sizeof(float)));
+      }
     }
   }
 }
