@@ -2,6 +2,7 @@
 // ncclScatter (no hetccl call of their own) are grouped sends and receives.
 #include <vector>
 
+#include "core/types.hpp"
 #include "nccl_abi/comm_handle.hpp"
 #include "nccl_abi/entry.hpp"
 #include "nccl_abi/nccl_group.hpp"
@@ -30,8 +31,7 @@ void checkRooted(hetcclComm_t comm, int root, const void* mine, const void* root
 }
 
 const char* at(const void* base, size_t index, size_t count, hetcclDataType_t type) {
-  static constexpr size_t kSize[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
-  return static_cast<const char*>(base) + index * count * kSize[type];
+  return static_cast<const char*>(base) + index * count * hetccl::dataTypeSize(static_cast<hetccl::DataType>(type));
 }
 
 /// Gather (toRoot) or scatter: the root exchanges block p with every rank p, itself included unless the

@@ -178,6 +178,55 @@ static void dataMovement(const DropinApi* api, ncclComm_t comm, int me, int n, i
   free(in), free(out), free(want);
 }
 
+/* Every NCCL data type (fp8 included) moved by ncclSend/ncclRecv around a ring, ncclGather and ncclScatter:
+ * blocks are addressed by count x element size, so a wrong size for one type lands bytes at the wrong offset.
+ * The sizes are NCCL's documented ones, written out here, not taken from the library. */
+static void everyTypeMoved(const DropinApi* api, ncclComm_t comm, int me, int n) {
+  static const size_t kBytes[ncclNumTypes] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+  enum { kCount = 37 };
+  const size_t block = kCount * 8, all = block * (size_t)n;
+  unsigned char *in = xalloc(all), *out = xalloc(all);
+  for (int t = 0; t < ncclNumTypes; ++t) {
+    const size_t bytes = kCount * kBytes[t];
+    char what[80];
+    /* byte j of block b from rank r: distinct per (type, rank, block, byte) */
+    for (size_t i = 0; i < all; ++i) in[i] = (unsigned char)(t * 31 + me * 7 + (i / block) * 3 + i % block);
+    memset(out, 0xee, all);
+    snprintf(what, sizeof what, "send/recv of type %d", t);
+    dropinExpect(api, api->ncclGroupStart(), ncclSuccess, what);
+    dropinExpect(api, api->ncclSend(in, kCount, (ncclDataType_t)t, (me + 1) % n, comm, NULL), ncclSuccess, what);
+    dropinExpect(api, api->ncclRecv(out, kCount, (ncclDataType_t)t, (me + n - 1) % n, comm, NULL), ncclSuccess, what);
+    dropinExpect(api, api->ncclGroupEnd(), ncclSuccess, what);
+    for (size_t i = 0; i < bytes; ++i)
+      if (out[i] != (unsigned char)(t * 31 + ((me + n - 1) % n) * 7 + i)) {
+        dropinFail(api, what);
+        break;
+      }
+    /* Gather to rank 0: block r of the root's output is rank r's first `bytes`. */
+    memset(out, 0xee, all);
+    snprintf(what, sizeof what, "ncclGather of type %d", t);
+    dropinExpect(api, api->ncclGather(in, out, kCount, (ncclDataType_t)t, 0, comm, NULL), ncclSuccess, what);
+    if (me == 0)
+      for (size_t i = 0; i < bytes * (size_t)n; ++i)
+        if (out[i] != (unsigned char)(t * 31 + (int)(i / bytes) * 7 + i % bytes)) {
+          dropinFail(api, what);
+          break;
+        }
+    /* Scatter from rank n-1: rank r gets bytes [r * bytes, (r + 1) * bytes) of the root's input. */
+    memset(out, 0xee, all);
+    snprintf(what, sizeof what, "ncclScatter of type %d", t);
+    dropinExpect(api, api->ncclScatter(in, out, kCount, (ncclDataType_t)t, n - 1, comm, NULL), ncclSuccess, what);
+    for (size_t i = 0; i < bytes; ++i) {
+      const size_t at = (size_t)me * bytes + i;
+      if (out[i] != (unsigned char)(t * 31 + (n - 1) * 7 + (at / block) * 3 + at % block)) {
+        dropinFail(api, what);
+        break;
+      }
+    }
+  }
+  free(in), free(out);
+}
+
 /* RCCL's variable all-to-all: rank r sends p+1 elements to rank p. */
 static void allToAllv(const DropinApi* api, ncclComm_t comm, int me, int n) {
   size_t sc[64], sd[64], rc[64], rd[64], total = 0;
@@ -204,5 +253,6 @@ void runCollectiveCases(const DropinApi* api, ncclComm_t comm, int me, int n) {
   dropinExpect(api, api->ncclAllReduce(&mine, &all, 1, ncclInt32, ncclMin, comm, NULL), ncclSuccess, "extras vote");
   allReduce(api, comm, me, n);
   dataMovement(api, comm, me, n, all);
+  everyTypeMoved(api, comm, me, n);
   if (all && n <= 64) allToAllv(api, comm, me, n);
 }
