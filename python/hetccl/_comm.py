@@ -11,7 +11,7 @@ from . import _lib
 from ._collectives import Collectives
 from ._comm_rma import RmaCalls
 from ._dlpack import GPU_DEVICES, NO_TYPE, dtype_name, export
-from ._errors import InvalidArgumentError, InvalidUsageError, make_error
+from ._errors import DtypeError, InvalidArgumentError, InvalidUsageError, make_error
 from ._group import group
 from ._launch import LaunchEnv, launch_env
 # Re-exported from here as before the split (hetccl/__init__.py and _rma.py import them from this module).
@@ -165,9 +165,8 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
     def _reducing_type(v, what):
         t = v[2]
         if t == NO_TYPE:
-            raise InvalidArgumentError(f"{what} has dtype {dtype_name(v[8])}, which hetccl cannot reduce (int8, "
-                                       "uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64, "
-                                       "float8_e4m3fn, float8_e5m2)", 4)
+            raise DtypeError(f"{what} has dtype {dtype_name(v[8])}, which hetccl cannot reduce (int8, uint8, int32, "
+                             "uint32, int64, uint64, float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2)", 4)
         return t
 
     @staticmethod

@@ -65,6 +65,13 @@ class InvalidArgumentError(HetcclError, ValueError):
     result = INVALID_ARGUMENT
 
 
+class DtypeError(InvalidArgumentError, TypeError):
+    """A buffer whose element type the call cannot use: a reducing collective on a type hetccl cannot
+    reduce (complex, bool, int16, structured records, other buffer formats), or an array of Python
+    objects anywhere (its elements are pointers into this process). Also a TypeError. Nothing was
+    changed; the communicator stays usable."""
+
+
 class InvalidUsageError(HetcclError):
     """hetcclInvalidUsage: a call not allowed in this state (e.g. barrier inside a group)."""
 
