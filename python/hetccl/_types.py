@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import operator
 import struct
 
 from . import _lib
@@ -64,6 +65,19 @@ def _op(op):
     raise InvalidArgumentError(f"op={op!r}: expected hetccl.SUM/PROD/MAX/MIN/AVG, one of {sorted(_OP_NAMES)} or a "
                                "PreMulSum op")
 
+
+def _rank(value, call, name="root"):
+    """A rank argument (root, peer) -> int. An op there is refused: reduce(x, hetccl.MAX) ran a SUM to
+    rank 2 and broadcast(x, hetccl.PROD) broadcast from rank 1 (ReduceOp is an int)."""
+    if isinstance(value, (ReduceOp, PreMulSumOp)) or (isinstance(value, str) and value.lower() in _OP_NAMES):
+        raise TypeError(f"{call}: {name}={value!r} is a reduction op, not a rank: the signature is "
+                        f"{call}(buf, {name}=0{', op=SUM' if call == 'reduce' else ''}, ...); pass the op as op=")
+    if isinstance(value, bool):
+        raise TypeError(f"{call}: {name}={value!r} is a bool, not a rank")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{call}: {name} must be a rank (an int), got {value!r}") from None
 
 
 # ---- premul-sum ------------------------------------------------------------------------------------

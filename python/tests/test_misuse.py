@@ -41,3 +41,25 @@ def test_unreducible_formats_are_refused_naming_the_format_and_move_as_bytes(com
     comm.broadcast(x, 0)  # moves as bytes: every rank gets rank 0's values
     assert (np.asarray(x) == np.asarray(make(0))).all()
     still_works(comm)
+
+
+# ---- an op where a root goes (issue 28: reduce(x, MAX) ran a SUM to rank 2, broadcast(x, PROD) used rank 1) ----
+
+def test_op_in_place_of_root_or_peer_is_refused(comm):
+    x = np.full(4, comm.rank + 1.0, np.float32)
+    for call in (lambda: comm.reduce(x, hetccl.MAX), lambda: comm.reduce(x, "max"),
+                 lambda: comm.broadcast(x, hetccl.PROD), lambda: comm.broadcast(x, root=hetccl.SUM),
+                 lambda: comm.broadcast_bytes(b"x", hetccl.MIN), lambda: comm.send(x, hetccl.MAX),
+                 lambda: comm.recv(x, hetccl.AVG)):
+        with pytest.raises(TypeError, match="is a reduction op, not a rank"):
+            call()
+    with pytest.raises(TypeError, match="must be a rank"):
+        comm.broadcast(x, 0.0)
+    assert (x == comm.rank + 1.0).all()  # nothing ran
+    # the documented positional forms still work: reduce(buf, root, op), broadcast(buf, root)
+    comm.reduce(x, 0, hetccl.MAX)
+    if comm.rank == 0:
+        assert (x == comm.size).all()
+    comm.broadcast(x, comm.size - 1)
+    assert (x == comm.size).all()
+    still_works(comm)
