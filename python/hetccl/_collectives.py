@@ -10,7 +10,7 @@ from ._dlpack import NO_TYPE
 from ._errors import InvalidArgumentError
 from ._group import _keep, _tls
 from ._library import _raise
-from ._types import SUM, _op, _rank
+from ._types import SUM, _op, _rank, _uint
 
 
 class Collectives:
@@ -160,7 +160,7 @@ class Collectives:
         return out
 
     def _counts(self, values, name):
-        vals = [int(x) for x in values]
+        vals = [_uint(x, f"all_to_allv: {name}[{i}]") for i, x in enumerate(values)]
         if len(vals) != self.size:
             raise InvalidArgumentError(f"all_to_allv: {name} has {len(vals)} entries, expected one per rank "
                                        f"({self.size})", 4)

@@ -17,7 +17,7 @@ from ._launch import LaunchEnv, launch_env
 # Re-exported from here as before the split (hetccl/__init__.py and _rma.py import them from this module).
 from ._library import _raise, check, get_unique_id, library_path, library_source, version  # noqa: F401
 from ._p2p import PointToPoint
-from ._types import AVG, MAX, MIN, PROD, SUM, DataType, PreMulSumOp, ReduceOp  # noqa: F401
+from ._types import AVG, MAX, MIN, PROD, SUM, DataType, PreMulSumOp, ReduceOp, _int32  # noqa: F401
 
 
 # ---- the communicator -----------------------------------------------------------------------------
@@ -47,7 +47,8 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         self.launch = launch
         if _handle is None:
             h = ctypes.c_void_p()
-            rc = f.hetcclCommInitRank(ctypes.byref(h), int(nranks), _ids(unique_id), int(rank))
+            n, r = _int32(nranks, "nranks"), _int32(rank, "rank")
+            rc = f.hetcclCommInitRank(ctypes.byref(h), n, _ids(unique_id), r)
             if rc:
                 _raise(rc, None)
             _handle = h.value
@@ -134,7 +135,7 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         color == hetccl.SPLIT_NOCOLOR (-1)."""
         h = self._live()
         out = ctypes.c_void_p()
-        check(_lib.fn.hetcclCommSplit(h, int(color), int(key), ctypes.byref(out), None), h)
+        check(_lib.fn.hetcclCommSplit(h, _int32(color, "color"), _int32(key, "key"), ctypes.byref(out), None), h)
         return Communicator(None, 0, 0, _handle=out.value) if out.value else None
 
     def premul_sum(self, scalar, dtype) -> PreMulSumOp:
@@ -166,7 +167,8 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         t = v[2]
         if t == NO_TYPE:
             raise DtypeError(f"{what} has dtype {dtype_name(v[8])}, which hetccl cannot reduce (int8, uint8, int32, "
-                             "uint32, int64, uint64, float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2)", 4)
+                             "uint32, int64, uint64, float16, bfloat16, float32, float64, float8_e4m3fn, "
+                             "float8_e5m2)", 4)
         return t
 
     @staticmethod

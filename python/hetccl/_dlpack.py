@@ -229,7 +229,7 @@ def _from_buffer(obj, writable, what):
     fmt = mv.format.lstrip("@=<")
     if fmt in ("l", "L"):
         fmt = {"l": "q", "L": "Q"}[fmt] if mv.itemsize == 8 else {"l": "i", "L": "I"}[fmt]
-    if "O" in _FIELD_NAMES.sub("", fmt):  # Python objects (alone or in a record): pointers into this process, never data
+    if "O" in _FIELD_NAMES.sub("", fmt):  # Python objects (alone or in a record): pointers, never data
         raise DtypeError(f"{what} ({_describe(obj)}) has buffer format {mv.format!r}: an array of Python objects "
                          "cannot be communicated (its elements are pointers into this process); pass numbers")
     # Formats without a DLPack type (records, long double, void, strings): their key is the format itself,

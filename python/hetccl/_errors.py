@@ -72,6 +72,12 @@ class DtypeError(InvalidArgumentError, TypeError):
     changed; the communicator stays usable."""
 
 
+class ArgumentOverflowError(InvalidArgumentError, OverflowError):
+    """An integer argument (offset, size, count, tag, rank) outside what its C type holds: refused before it
+    reaches C, where ctypes would wrap it silently (a put at offset 2**64 + 8 landed at offset 8). Also an
+    OverflowError. Negative values where C takes a size raise InvalidArgumentError (a ValueError)."""
+
+
 class InvalidUsageError(HetcclError):
     """hetcclInvalidUsage: a call not allowed in this state (e.g. barrier inside a group)."""
 
