@@ -21,7 +21,8 @@ SPLIT_NOCOLOR = -1
 
 __all__ = [
     "AVG", "MAX", "MIN", "PROD", "SUM", "SPLIT_NOCOLOR", "Communicator", "DataType", "PreMulSumOp", "ReduceOp",
-    "get_unique_id", "group", "init", "library_path", "library_source", "version", "ArgumentOverflowError", "DtypeError", "HetcclError",
+    "get_unique_id", "group", "init", "library_path", "library_source", "version", "ArgumentOverflowError",
+    "DtypeError", "HetcclError",
     "HetcclSystemError", "InProgressError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
     "RemoteError", "UnhandledCudaError", "LaunchEnv", "launch_env", "launched", "Memory", "RemoteMemory",
     "Request", "RmaUnavailableError", "notify_on_stream", "rma_available", "wait_all",
