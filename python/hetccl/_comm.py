@@ -106,7 +106,11 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         if self._rma is not None:
             self._rma._closing()
         self._h = None
-        check(_lib.fn.hetcclCommDestroy(h), None)
+        try:
+            check(_lib.fn.hetcclCommDestroy(h), None)
+        finally:
+            if self._rma is not None:
+                self._rma.reap()  # the transfers have ended with the communicator: release their buffers
 
     close = destroy
 
@@ -118,7 +122,11 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         if self._rma is not None:
             self._rma._closing()
         self._h = None
-        check(_lib.fn.hetcclCommAbort(h), None)
+        try:
+            check(_lib.fn.hetcclCommAbort(h), None)
+        finally:
+            if self._rma is not None:
+                self._rma.reap()  # the transfers have ended with the communicator: release their buffers
 
     def __enter__(self):
         return self

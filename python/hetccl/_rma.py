@@ -77,9 +77,26 @@ class RmaState:
         require_rma()
         self.comm = comm
         self.closed = False
+        # Requests dropped while pending: (handle, what they keep alive). The buffers, their Memory and
+        # RemoteMemory stay referenced here until the transfer ended (freeing them mid-transfer crashed the
+        # progress thread on shm and broke the tcp channel); reap() frees the finished ones.
+        self.orphans = []
 
     def _closing(self):
         self.closed = True
+
+    def reap(self):
+        """Frees the dropped requests that have ended and releases what they kept alive."""
+        if not self.orphans or _lib.fn is None:
+            return
+        still = []
+        for r, keep in self.orphans:
+            d = ctypes.c_int()
+            if _lib.fn.hetcclRequestTest(r, ctypes.byref(d)) or d.value:
+                _lib.fn.hetcclRequestFree(r)
+            else:
+                still.append((r, keep))
+        self.orphans = still
 
 
 def _ranges(ranges):
@@ -109,14 +126,15 @@ class Request:
     """One put/get (or batch) in flight. wait() blocks until done (raises its error); test() never
     blocks. The buffers stay referenced until it is done."""
 
-    __slots__ = ("_r", "_comm_h", "_keep", "_error", "_done")
+    __slots__ = ("_r", "_comm_h", "_keep", "_error", "_done", "_state")
 
-    def __init__(self, handle, comm_h, keep):
+    def __init__(self, handle, comm_h, keep, state=None):
         self._r = handle
         self._comm_h = comm_h
         self._keep = keep
         self._error = None
         self._done = False
+        self._state = state  # the communicator's RmaState: a dropped pending request is parked there
 
     def _finish(self, rc):
         r, self._r = self._r, None
@@ -154,10 +172,12 @@ class Request:
     def __del__(self):
         r = self._r
         if r is not None and _lib is not None and _lib.fn is not None:
-            try:  # finished: freed; still pending: RequestFree refuses (buffers in use) and it leaks
+            try:  # finished: freed; still pending: parked with its buffers until it ends (RmaState.reap)
                 d = ctypes.c_int()
-                _lib.fn.hetcclRequestTest(r, ctypes.byref(d))
-                _lib.fn.hetcclRequestFree(r)
+                if _lib.fn.hetcclRequestTest(r, ctypes.byref(d)) or d.value:
+                    _lib.fn.hetcclRequestFree(r)
+                elif self._state is not None:
+                    self._state.orphans.append((r, self._keep))
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass
 
@@ -271,7 +291,9 @@ class Memory:
         rc = func(m, lo, remote._r, ro, n, ctypes.byref(req))
         if rc:
             check(rc, self._comm._h)
-        return Request(req.value, self._comm._h, (self, remote))
+        state = self._comm._rma
+        state.reap()
+        return Request(req.value, self._comm._h, (self, remote), state)
 
     def put(self, local_offset: int, remote, remote_offset: int, nbytes: int) -> Request:
         """Writes nbytes from this registration at local_offset to `remote` at remote_offset."""
@@ -334,7 +356,9 @@ class Memory:
         rc = func(m, remote._r, ptr, n, ctypes.byref(req))
         if rc:
             check(rc, self._comm._h)
-        return Request(req.value, self._comm._h, (self, remote, keep))
+        state = self._comm._rma
+        state.reap()
+        return Request(req.value, self._comm._h, (self, remote, keep), state)
 
     def put_batch(self, remote, ranges) -> Request:
         """Many puts as one request: ranges of (local_offset, remote_offset, nbytes), applied in order."""
@@ -352,6 +376,7 @@ class Memory:
         m = self._m
         if not m:
             return
+        self._comm._rma.reap()
         rc = _lib.fn.hetcclMemDeregister(m)
         if rc == REMOTE_ERROR:  # the registration has ended (a peer did not confirm its unmapping)
             self._m = self._view = self.obj = None
