@@ -11,8 +11,8 @@ measured per-call overhead). library_path() says which libhetccl.so was loaded.
 
 from ._comm import (AVG, MAX, MIN, PROD, SUM, Communicator, DataType, PreMulSumOp, ReduceOp, get_unique_id, group,
                     init, library_path, library_source, version)
-from ._errors import (HetcclError, HetcclSystemError, InProgressError, InternalError, InvalidArgumentError,
-                      InvalidUsageError, RemoteError, UnhandledCudaError)
+from ._errors import (ArgumentOverflowError, DtypeError, HetcclError, HetcclSystemError, InProgressError, InternalError,
+                      InvalidArgumentError, InvalidUsageError, RemoteError, UnhandledCudaError)
 from ._launch import LaunchEnv, launch_env, launched
 from ._rma import Memory, RemoteMemory, Request, RmaUnavailableError, notify_on_stream, rma_available, wait_all
 
@@ -21,7 +21,8 @@ SPLIT_NOCOLOR = -1
 
 __all__ = [
     "AVG", "MAX", "MIN", "PROD", "SUM", "SPLIT_NOCOLOR", "Communicator", "DataType", "PreMulSumOp", "ReduceOp",
-    "get_unique_id", "group", "init", "library_path", "library_source", "version", "HetcclError",
+    "get_unique_id", "group", "init", "library_path", "library_source", "version", "ArgumentOverflowError",
+    "DtypeError", "HetcclError",
     "HetcclSystemError", "InProgressError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
     "RemoteError", "UnhandledCudaError", "LaunchEnv", "launch_env", "launched", "Memory", "RemoteMemory",
     "Request", "RmaUnavailableError", "notify_on_stream", "rma_available", "wait_all",

@@ -10,7 +10,7 @@ from ._dlpack import NO_TYPE
 from ._errors import InvalidArgumentError
 from ._group import _keep, _tls
 from ._library import _raise
-from ._types import SUM, _op
+from ._types import SUM, _op, _rank, _uint
 
 
 class Collectives:
@@ -40,6 +40,7 @@ class Collectives:
     def broadcast(self, buf, root: int = 0, *, out=None, stream=None):
         """Every rank gets the root's `buf`; in place unless `out` is given (then `buf` is read on the root
         only). Returns the output."""
+        root = _rank(root, "broadcast")
         h = self._live()
         s = self._view(buf, stream, out is None, "broadcast buffer")
         r = s
@@ -49,7 +50,7 @@ class Collectives:
             if r[1] != s[1]:
                 raise InvalidArgumentError(f"broadcast: out has {r[1]} elements, buf {s[1]}", 4)
         count, t = self._moving(s)
-        rc = _lib.fn.hetcclBroadcast(s[0], r[0], count, t, int(root), h, s[7])
+        rc = _lib.fn.hetcclBroadcast(s[0], r[0], count, t, root, h, s[7])
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
@@ -59,6 +60,7 @@ class Collectives:
     def reduce(self, buf, root: int = 0, op=SUM, *, out=None, stream=None):
         """On the root, the op over ranks of `buf`: in place in the root's `buf`, or in `out` when given
         (not written on the other ranks). Returns `out` when given, else `buf`."""
+        root = _rank(root, "reduce")
         h = self._live()
         s = self._view(buf, stream, out is None and self.rank == root, "reduce buffer")
         t = self._reducing_type(s, "reduce buffer")
@@ -68,7 +70,7 @@ class Collectives:
             self._same(s, r, "reduce")
             if r[1] != s[1]:
                 raise InvalidArgumentError(f"reduce: out has {r[1]} elements, buf {s[1]}", 4)
-        rc = _lib.fn.hetcclReduce(s[0], r[0], s[1], t, _op(op), int(root), h, s[7])
+        rc = _lib.fn.hetcclReduce(s[0], r[0], s[1], t, _op(op), root, h, s[7])
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
@@ -158,7 +160,7 @@ class Collectives:
         return out
 
     def _counts(self, values, name):
-        vals = [int(x) for x in values]
+        vals = [_uint(x, f"all_to_allv: {name}[{i}]") for i, x in enumerate(values)]
         if len(vals) != self.size:
             raise InvalidArgumentError(f"all_to_allv: {name} has {len(vals)} entries, expected one per rank "
                                        f"({self.size})", 4)

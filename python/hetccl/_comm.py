@@ -11,13 +11,13 @@ from . import _lib
 from ._collectives import Collectives
 from ._comm_rma import RmaCalls
 from ._dlpack import GPU_DEVICES, NO_TYPE, dtype_name, export
-from ._errors import InvalidArgumentError, InvalidUsageError, make_error
+from ._errors import DtypeError, InvalidArgumentError, InvalidUsageError, make_error
 from ._group import group
 from ._launch import LaunchEnv, launch_env
 # Re-exported from here as before the split (hetccl/__init__.py and _rma.py import them from this module).
 from ._library import _raise, check, get_unique_id, library_path, library_source, version  # noqa: F401
 from ._p2p import PointToPoint
-from ._types import AVG, MAX, MIN, PROD, SUM, DataType, PreMulSumOp, ReduceOp  # noqa: F401
+from ._types import AVG, MAX, MIN, PROD, SUM, DataType, PreMulSumOp, ReduceOp, _int32  # noqa: F401
 
 
 # ---- the communicator -----------------------------------------------------------------------------
@@ -47,7 +47,8 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         self.launch = launch
         if _handle is None:
             h = ctypes.c_void_p()
-            rc = f.hetcclCommInitRank(ctypes.byref(h), int(nranks), _ids(unique_id), int(rank))
+            n, r = _int32(nranks, "nranks"), _int32(rank, "rank")
+            rc = f.hetcclCommInitRank(ctypes.byref(h), n, _ids(unique_id), r)
             if rc:
                 _raise(rc, None)
             _handle = h.value
@@ -105,7 +106,11 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         if self._rma is not None:
             self._rma._closing()
         self._h = None
-        check(_lib.fn.hetcclCommDestroy(h), None)
+        try:
+            check(_lib.fn.hetcclCommDestroy(h), None)
+        finally:
+            if self._rma is not None:
+                self._rma.reap()  # the transfers have ended with the communicator: release their buffers
 
     close = destroy
 
@@ -117,7 +122,11 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         if self._rma is not None:
             self._rma._closing()
         self._h = None
-        check(_lib.fn.hetcclCommAbort(h), None)
+        try:
+            check(_lib.fn.hetcclCommAbort(h), None)
+        finally:
+            if self._rma is not None:
+                self._rma.reap()  # the transfers have ended with the communicator: release their buffers
 
     def __enter__(self):
         return self
@@ -134,7 +143,7 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         color == hetccl.SPLIT_NOCOLOR (-1)."""
         h = self._live()
         out = ctypes.c_void_p()
-        check(_lib.fn.hetcclCommSplit(h, int(color), int(key), ctypes.byref(out), None), h)
+        check(_lib.fn.hetcclCommSplit(h, _int32(color, "color"), _int32(key, "key"), ctypes.byref(out), None), h)
         return Communicator(None, 0, 0, _handle=out.value) if out.value else None
 
     def premul_sum(self, scalar, dtype) -> PreMulSumOp:
@@ -165,9 +174,9 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
     def _reducing_type(v, what):
         t = v[2]
         if t == NO_TYPE:
-            raise InvalidArgumentError(f"{what} has dtype {dtype_name(v[8])}, which hetccl cannot reduce (int8, "
-                                       "uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64, "
-                                       "float8_e4m3fn, float8_e5m2)", 4)
+            raise DtypeError(f"{what} has dtype {dtype_name(v[8])}, which hetccl cannot reduce (int8, uint8, int32, "
+                             "uint32, int64, uint64, float16, bfloat16, float32, float64, float8_e4m3fn, "
+                             "float8_e5m2)", 4)
         return t
 
     @staticmethod

@@ -8,6 +8,7 @@ import ctypes
 from . import _lib
 from ._errors import InvalidUsageError
 from ._library import check
+from ._types import _int32, _uint
 
 
 class RmaCalls:
@@ -42,8 +43,9 @@ class RmaCalls:
 
     def notify(self, peer: int, tag: int):
         """Queues notification `tag` to `peer`, delivered after every put this rank issued to it before."""
+        peer, tag = _int32(peer, "peer"), _uint(tag, "tag")
         h = self._rma_live()
-        check(_lib.fn.hetcclNotify(h, int(peer), int(tag)), h)
+        check(_lib.fn.hetcclNotify(h, peer, tag), h)
 
     def poll_notification(self):
         """Never blocks: (peer, tag) of the oldest notification received, or None."""
@@ -55,9 +57,10 @@ class RmaCalls:
     def wait_notification(self, peer: int, tag: int, timeout: float | None = None) -> bool:
         """Waits for notification `tag` from `peer` and takes it: True; False when `timeout` seconds passed
         (0: check once; None: up to HETCCL_TIMEOUT, then False). RemoteError when the peer failed."""
+        peer, tag = _int32(peer, "peer"), _uint(tag, "tag")
         h = self._rma_live()
-        ms = -1 if timeout is None else max(0, int(round(timeout * 1000)))
-        rc = _lib.fn.hetcclNotifyWait(h, int(peer), int(tag), ms)
+        ms = -1 if timeout is None else min(max(0, int(round(timeout * 1000))), (1 << 31) - 1)
+        rc = _lib.fn.hetcclNotifyWait(h, peer, tag, ms)
         if rc == 7:  # hetcclInProgress: not there in time
             return False
         check(rc, h)

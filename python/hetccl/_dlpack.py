@@ -11,10 +11,11 @@ read-only uses) are accepted too, as host memory.
 from __future__ import annotations
 
 import ctypes
+import re
 import struct
 import sys
 
-from ._errors import InvalidArgumentError
+from ._errors import DtypeError, InvalidArgumentError
 
 # DLDeviceType
 kDLCPU, kDLCUDA, kDLCUDAHost, kDLROCM, kDLROCMHost, kDLCUDAManaged = 1, 2, 3, 10, 11, 13
@@ -25,7 +26,7 @@ DEVICE_NAMES = {1: "kDLCPU", 2: "kDLCUDA", 3: "kDLCUDAHost", 4: "kDLOpenCL", 7: 
                 14: "kDLOneAPI", 15: "kDLWebGPU", 16: "kDLHexagon", 17: "kDLMAIA"}
 
 # DLDataTypeCode
-kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 4, 5, 6
+kDLInt, kDLUInt, kDLFloat, kDLOpaqueHandle, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 3, 4, 5, 6
 kDLFloat8_e4m3fn, kDLFloat8_e5m2 = 10, 12
 _CODE_NAMES = {0: "int", 1: "uint", 2: "float", 3: "opaque", 4: "bfloat", 5: "complex", 6: "bool",
                7: "float8_e3m4", 8: "float8_e4m3", 9: "float8_e4m3b11fnuz", 10: "float8_e4m3fn",
@@ -46,6 +47,10 @@ NO_TYPE = -1  # a dtype hetccl cannot reduce: moved as bytes by the collectives 
 
 
 def dtype_name(key):
+    """A DLPack dtype key's name ("float32"), or a buffer format that has no DLPack type (a str key:
+    structured records, long double, ...) as "buffer format 'T{i:a:d:b:}'"."""
+    if isinstance(key, str):
+        return f"buffer format {key!r}"
     code, bits, lanes = key & 0xFF, key >> 8 & 0xFF, key >> 16
     name = f"{_CODE_NAMES.get(code, f'code{code}')}{bits}"
     return name if lanes == 1 else f"{name}x{lanes}"
@@ -143,7 +148,7 @@ def export(obj, stream=None, writable=True, what="buffer"):
                 try:
                     return _from_buffer(obj, writable, what)
                 except InvalidArgumentError as e2:
-                    if "read-only" in str(e2):
+                    if isinstance(e2, DtypeError) or "read-only" in str(e2):
                         raise e2 from None
             raise InvalidArgumentError(f"{what} ({_describe(obj)}) cannot be exported through DLPack: {e}") from None
     elif dev_type in GPU_DEVICES:
@@ -194,6 +199,9 @@ def export(obj, stream=None, writable=True, what="buffer"):
         raise InvalidArgumentError(f"{what} ({_describe(obj)}) is read-only but this call writes into it")
     htype = DTYPE_TO_HETCCL.get(dkey, NO_TYPE)
     bits, lanes = dkey >> 8 & 0xFF, dkey >> 16
+    if dkey & 0xFF == kDLOpaqueHandle:
+        raise DtypeError(f"{what} ({_describe(obj)}) has dtype {dtype_name(dkey)}: opaque handles (pointers "
+                         "into this process) cannot be communicated")
     if htype == NO_TYPE and (bits * lanes) % 8:
         raise InvalidArgumentError(f"{what} ({_describe(obj)}) has dtype {dtype_name(dkey)}: elements that are not "
                                    "whole bytes cannot be moved")
@@ -204,7 +212,10 @@ def export(obj, stream=None, writable=True, what="buffer"):
 _FORMATS = {"b": _key(kDLInt, 8), "B": _key(kDLUInt, 8), "c": _key(kDLUInt, 8), "?": _key(kDLBool, 8),
             "h": _key(kDLInt, 16), "H": _key(kDLUInt, 16), "i": _key(kDLInt, 32), "I": _key(kDLUInt, 32),
             "q": _key(kDLInt, 64), "Q": _key(kDLUInt, 64), "e": _key(kDLFloat, 16), "f": _key(kDLFloat, 32),
-            "d": _key(kDLFloat, 64)}
+            "d": _key(kDLFloat, 64), "Zf": _key(kDLComplex, 64), "Zd": _key(kDLComplex, 128)}
+
+
+_FIELD_NAMES = re.compile(r":[^:]*:")  # a record's field names inside its format: T{i:a:=d:b:}
 
 
 def _from_buffer(obj, writable, what):
@@ -218,11 +229,14 @@ def _from_buffer(obj, writable, what):
     fmt = mv.format.lstrip("@=<")
     if fmt in ("l", "L"):
         fmt = {"l": "q", "L": "Q"}[fmt] if mv.itemsize == 8 else {"l": "i", "L": "I"}[fmt]
-    dkey = _FORMATS.get(fmt)
-    if dkey is None:
-        dkey, count, itemsize = _key(kDLUInt, 8), mv.nbytes, 1
-    else:
-        itemsize, count = mv.itemsize, mv.nbytes // mv.itemsize
+    if "O" in _FIELD_NAMES.sub("", fmt):  # Python objects (alone or in a record): pointers, never data
+        raise DtypeError(f"{what} ({_describe(obj)}) has buffer format {mv.format!r}: an array of Python objects "
+                         "cannot be communicated (its elements are pointers into this process); pass numbers")
+    # Formats without a DLPack type (records, long double, void, strings): their key is the format itself,
+    # so that they move as bytes where the call does not reduce and are refused where it does.
+    dkey = _FORMATS.get(fmt, fmt)
+    itemsize = mv.itemsize
+    count = mv.nbytes // itemsize if itemsize else 0
     if mv.readonly:
         if writable:
             raise InvalidArgumentError(f"{what} ({_describe(obj)}) is read-only but this call writes into it")

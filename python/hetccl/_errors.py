@@ -65,6 +65,19 @@ class InvalidArgumentError(HetcclError, ValueError):
     result = INVALID_ARGUMENT
 
 
+class DtypeError(InvalidArgumentError, TypeError):
+    """A buffer whose element type the call cannot use: a reducing collective on a type hetccl cannot
+    reduce (complex, bool, int16, structured records, other buffer formats), or an array of Python
+    objects anywhere (its elements are pointers into this process). Also a TypeError. Nothing was
+    changed; the communicator stays usable."""
+
+
+class ArgumentOverflowError(InvalidArgumentError, OverflowError):
+    """An integer argument (offset, size, count, tag, rank) outside what its C type holds: refused before it
+    reaches C, where ctypes would wrap it silently (a put at offset 2**64 + 8 landed at offset 8). Also an
+    OverflowError. Negative values where C takes a size raise InvalidArgumentError (a ValueError)."""
+
+
 class InvalidUsageError(HetcclError):
     """hetcclInvalidUsage: a call not allowed in this state (e.g. barrier inside a group)."""
 

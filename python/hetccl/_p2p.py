@@ -8,6 +8,7 @@ import ctypes
 from . import _lib
 from ._group import _keep, _tls, group
 from ._library import _raise
+from ._types import _rank
 
 
 class PointToPoint:
@@ -18,6 +19,7 @@ class PointToPoint:
     def send(self, buf, peer: int, *, stream=None):
         """Sends `buf` to rank `peer` (matched by its recv from this rank, in call order per pair). Use a
         group for exchanges so that neither side blocks the other."""
+        peer = _rank(peer, "send", "peer")
         h = self._live()
         s = self._view(buf, stream, False, "send buffer")
         count, t = self._moving(s)
@@ -30,6 +32,7 @@ class PointToPoint:
 
     def recv(self, buf, peer: int, *, stream=None):
         """Receives into `buf` from rank `peer`. Returns buf."""
+        peer = _rank(peer, "recv", "peer")
         h = self._live()
         r = self._view(buf, stream, True, "recv buffer")
         count, t = self._moving(r)
@@ -60,6 +63,7 @@ class PointToPoint:
 
     def broadcast_bytes(self, data: bytes | None, root: int = 0) -> bytes:
         """Every rank gets the root's bytes (length first; `data` is read on the root only)."""
+        root = _rank(root, "broadcast_bytes")
         n = ctypes.c_uint64(len(data) if self.rank == root else 0)
         self.broadcast(memoryview(n).cast("B"), root)
         buf = bytearray(data) if self.rank == root else bytearray(n.value)

@@ -10,6 +10,7 @@ from . import _lib
 from ._comm import check
 from ._dlpack import GPU_DEVICES, export, producer_stream, stream_handle
 from ._errors import REMOTE_ERROR, HetcclError, InvalidArgumentError, make_error
+from ._types import _int32, _uint
 
 MEM_KINDS = {0: "host", 1: "cuda", 2: "hip"}
 
@@ -65,9 +66,10 @@ def notify_on_stream(comm, peer: int, tag: int, stream=None):
     """hetcclNotifyOnStream: sends notification `tag` to `peer` once `stream` (an int handle or a stream
     object; None: the default stream) gets there -- after the data of every put_on_stream queued before it
     on that stream. Does not hold the stream. A failure after the call becomes comm's asynchronous error."""
+    peer, tag = _int32(peer, "peer"), _uint(tag, "tag")
     h = comm._rma_live()
     s = stream_handle(stream) if stream is not None else 0
-    check(_stream_fn("hetcclNotifyOnStream")(h, int(peer), int(tag), s or None), h)
+    check(_stream_fn("hetcclNotifyOnStream")(h, peer, tag, s or None), h)
 
 
 class RmaState:
@@ -75,9 +77,26 @@ class RmaState:
         require_rma()
         self.comm = comm
         self.closed = False
+        # Requests dropped while pending: (handle, what they keep alive). The buffers, their Memory and
+        # RemoteMemory stay referenced here until the transfer ended (freeing them mid-transfer crashed the
+        # progress thread on shm and broke the tcp channel); reap() frees the finished ones.
+        self.orphans = []
 
     def _closing(self):
         self.closed = True
+
+    def reap(self):
+        """Frees the dropped requests that have ended and releases what they kept alive."""
+        if not self.orphans or _lib.fn is None:
+            return
+        still = []
+        for r, keep in self.orphans:
+            d = ctypes.c_int()
+            if _lib.fn.hetcclRequestTest(r, ctypes.byref(d)) or d.value:
+                _lib.fn.hetcclRequestFree(r)
+            else:
+                still.append((r, keep))
+        self.orphans = still
 
 
 def _ranges(ranges):
@@ -90,25 +109,32 @@ def _ranges(ranges):
                                        "remote_offset, nbytes)", 4)
         return v[0], v[1] // 3, v
     rows = [tuple(r) for r in ranges]
-    for r in rows:
-        if len(r) != 3 or any(int(x) < 0 for x in r):
+    for i, r in enumerate(rows):
+        if len(r) != 3:
             raise InvalidArgumentError(f"ranges: each range is (local_offset, remote_offset, nbytes) >= 0, got {r}", 4)
-    arr = (_lib.RmaRange * max(1, len(rows)))(*[tuple(int(x) for x in r) for r in rows])
+        rows[i] = tuple(_uint(x, f"ranges[{i}].{f}") for x, f in zip(r, ("local_offset", "remote_offset", "nbytes")))
+    arr = (_lib.RmaRange * max(1, len(rows)))(*rows)
     return ctypes.addressof(arr), len(rows), arr
+
+
+def _offsets(local_offset, remote_offset, nbytes):
+    """put/get's size_t arguments, range-checked (ctypes would wrap 2**64 + 8 to 8: a put at a wrong offset)."""
+    return _uint(local_offset, "local_offset"), _uint(remote_offset, "remote_offset"), _uint(nbytes, "nbytes")
 
 
 class Request:
     """One put/get (or batch) in flight. wait() blocks until done (raises its error); test() never
     blocks. The buffers stay referenced until it is done."""
 
-    __slots__ = ("_r", "_comm_h", "_keep", "_error", "_done")
+    __slots__ = ("_r", "_comm_h", "_keep", "_error", "_done", "_state")
 
-    def __init__(self, handle, comm_h, keep):
+    def __init__(self, handle, comm_h, keep, state=None):
         self._r = handle
         self._comm_h = comm_h
         self._keep = keep
         self._error = None
         self._done = False
+        self._state = state  # the communicator's RmaState: a dropped pending request is parked there
 
     def _finish(self, rc):
         r, self._r = self._r, None
@@ -146,10 +172,12 @@ class Request:
     def __del__(self):
         r = self._r
         if r is not None and _lib is not None and _lib.fn is not None:
-            try:  # finished: freed; still pending: RequestFree refuses (buffers in use) and it leaks
+            try:  # finished: freed; still pending: parked with its buffers until it ends (RmaState.reap)
                 d = ctypes.c_int()
-                _lib.fn.hetcclRequestTest(r, ctypes.byref(d))
-                _lib.fn.hetcclRequestFree(r)
+                if _lib.fn.hetcclRequestTest(r, ctypes.byref(d)) or d.value:
+                    _lib.fn.hetcclRequestFree(r)
+                elif self._state is not None:
+                    self._state.orphans.append((r, self._keep))
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass
 
@@ -218,7 +246,7 @@ class Memory:
         h = comm._rma_live()
         v = comm._view(obj, None, True, "registered buffer")
         total = v[1] * v[3]
-        n = total if nbytes is None else int(nbytes)
+        n = total if nbytes is None else _uint(nbytes, "register: nbytes")
         if n <= 0 or n > total:
             raise InvalidArgumentError(f"register: nbytes {n} must be in [1, {total}] (the buffer's size)", 4)
         out = ctypes.c_void_p()
@@ -257,12 +285,15 @@ class Memory:
         return self._desc
 
     def _one(self, func, local_offset, remote, remote_offset, nbytes):
+        lo, ro, n = _offsets(local_offset, remote_offset, nbytes)
         m = self._live_towards(remote)
         req = ctypes.c_void_p()
-        rc = func(m, int(local_offset), remote._r, int(remote_offset), int(nbytes), ctypes.byref(req))
+        rc = func(m, lo, remote._r, ro, n, ctypes.byref(req))
         if rc:
             check(rc, self._comm._h)
-        return Request(req.value, self._comm._h, (self, remote))
+        state = self._comm._rma
+        state.reap()
+        return Request(req.value, self._comm._h, (self, remote), state)
 
     def put(self, local_offset: int, remote, remote_offset: int, nbytes: int) -> Request:
         """Writes nbytes from this registration at local_offset to `remote` at remote_offset."""
@@ -281,9 +312,10 @@ class Memory:
         return 0
 
     def _on_stream(self, name, local_offset, remote, remote_offset, nbytes, stream):
+        lo, ro, n = _offsets(local_offset, remote_offset, nbytes)
         m = self._live_towards(remote)
         s = self._stream_of(stream)
-        rc = _stream_fn(name)(m, int(local_offset), remote._r, int(remote_offset), int(nbytes), s or None)
+        rc = _stream_fn(name)(m, lo, remote._r, ro, n, s or None)
         if rc:
             check(rc, self._comm._h)
 
@@ -324,7 +356,9 @@ class Memory:
         rc = func(m, remote._r, ptr, n, ctypes.byref(req))
         if rc:
             check(rc, self._comm._h)
-        return Request(req.value, self._comm._h, (self, remote, keep))
+        state = self._comm._rma
+        state.reap()
+        return Request(req.value, self._comm._h, (self, remote, keep), state)
 
     def put_batch(self, remote, ranges) -> Request:
         """Many puts as one request: ranges of (local_offset, remote_offset, nbytes), applied in order."""
@@ -342,6 +376,7 @@ class Memory:
         m = self._m
         if not m:
             return
+        self._comm._rma.reap()
         rc = _lib.fn.hetcclMemDeregister(m)
         if rc == REMOTE_ERROR:  # the registration has ended (a peer did not confirm its unmapping)
             self._m = self._view = self.obj = None

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import operator
 import struct
 
 from . import _lib
-from ._errors import InvalidArgumentError
+from ._errors import ArgumentOverflowError, InvalidArgumentError
 from ._library import check
 
 
@@ -64,6 +65,46 @@ def _op(op):
     raise InvalidArgumentError(f"op={op!r}: expected hetccl.SUM/PROD/MAX/MIN/AVG, one of {sorted(_OP_NAMES)} or a "
                                "PreMulSum op")
 
+
+def _index(value, name):
+    try:
+        return operator.index(value)  # ints and NumPy integers; a float is refused, not truncated
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {value!r}") from None
+
+
+def _uint(value, name, bits=64):
+    """An unsigned C argument (size_t, uint64_t): checked here, as ctypes wraps 2**64 + 8 to 8 and -1 to
+    2**64 - 1 without a word."""
+    v = _index(value, name)
+    if v < 0:
+        raise InvalidArgumentError(f"{name}={v} is negative", 4)
+    if v >> bits:
+        raise ArgumentOverflowError(f"{name}={v} does not fit in {bits} bits (at most {(1 << bits) - 1})", 4)
+    return v
+
+
+def _int32(value, name):
+    """A C int argument (ranks, colors, keys), range-checked (ctypes wraps 2**32 + 1 to 1)."""
+    v = _index(value, name)
+    if not -(1 << 31) <= v < 1 << 31:
+        raise ArgumentOverflowError(f"{name}={v} does not fit in a C int", 4)
+    return v
+
+
+def _rank(value, call, name="root"):
+    """A rank argument (root, peer) -> int. An op there is refused: reduce(x, hetccl.MAX) ran a SUM to
+    rank 2 and broadcast(x, hetccl.PROD) broadcast from rank 1 (ReduceOp is an int)."""
+    if isinstance(value, (ReduceOp, PreMulSumOp)) or (isinstance(value, str) and value.lower() in _OP_NAMES):
+        raise TypeError(f"{call}: {name}={value!r} is a reduction op, not a rank: the signature is "
+                        f"{call}(buf, {name}=0{', op=SUM' if call == 'reduce' else ''}, ...); pass the op as op=")
+    if isinstance(value, bool):
+        raise TypeError(f"{call}: {name}={value!r} is a bool, not a rank")
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{call}: {name} must be a rank (an int), got {value!r}") from None
+    return _int32(v, f"{call}: {name}")
 
 
 # ---- premul-sum ------------------------------------------------------------------------------------

@@ -78,7 +78,8 @@ std::unique_ptr<Communicator> Communicator::create(const bootstrap::UniqueId& id
                                                    const CommOptions& options) {
   if (nranks < 1) throw InvalidArgument(concat("nranks is ", nranks, "; it must be at least 1"));
   if (rank < 0 || rank >= nranks) throw InvalidArgument(concat("rank ", rank, " is outside [0, ", nranks, ")"));
-  config().checkSizes();  // an absurd size fails here, on every rank that has it, before any connection
+  config().checkValues();  // a bad value fails here, on every rank that has it, before any connection
+  Config::warnUnknownVariablesOnce();
   DeviceKind kind = DeviceKind::Host;
   int device = -1;
   const hetcclGpuPlugin_t* gpu = selectDevice(kind, device);

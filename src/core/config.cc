@@ -6,8 +6,15 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <vector>
+
+#include <strings.h>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
+
+extern char** environ;
 
 namespace hetccl {
 namespace {
@@ -125,7 +132,65 @@ constexpr std::array kSizeBounds{
     SizeBound{"HETCCL_RMA_PACK_BYTES", 0, 64 * kMiB, "a threshold on range size"},
     SizeBound{"HETCCL_RMA_WINDOW_SLOTS", 2, 64, "every pair of ranks of one host gets this many slots of /dev/shm each way"},
     SizeBound{"HETCCL_RMA_WINDOW_BYTES", 64 * kKiB, kGiB, "every pair of ranks of one host gets HETCCL_RMA_WINDOW_SLOTS such slots each way"},
+    // 16 = tcp::kMaxSockets (tcp_hello.hpp): checked at init even when no pair of ranks uses tcp.
+    SizeBound{"HETCCL_TCP_SOCKETS", 1, 16, "the tcp hello carries at most 16 sockets per peer and direction"},
 };
+
+/// Variables with a fixed set of values, checked at init whether or not this communicator's path reads
+/// them (HETCCL_GPU_EXEC=fast on a CPU rank was accepted without a word). Log levels are
+/// case-insensitive, as NCCL's (NCCL_DEBUG=info is what NCCL users type); the others are lower case.
+struct Choice {
+  std::string_view name;
+  std::string_view values;  // ", "-separated
+  bool anyCase;
+};
+constexpr std::array kChoices{
+    Choice{"HETCCL_DEBUG", "NONE, VERSION, WARN, INFO, TRACE", true},
+    Choice{"HETCCL_DEVICE", "auto, host, cuda, hip", false},
+    Choice{"HETCCL_VENDOR_CCL", "auto, off, nccl, rccl", false},
+    Choice{"HETCCL_TRANSPORT", "auto, shm, tcp, ucx", false},
+    Choice{"HETCCL_UCX", "auto, on, off", false},
+    Choice{"HETCCL_RMA_WINDOW", "auto, on, off", false},
+    Choice{"HETCCL_RMA_IPC", "auto, off", false},
+    Choice{"HETCCL_ALGO", "auto, ring, tree, rd, hier", false},
+    Choice{"HETCCL_GPU_EXEC", "auto, pipeline, staged", false},
+};
+constexpr std::array kBooleans{std::string_view{"HETCCL_CHECK_CALLS"}, std::string_view{"HETCCL_CHECKSUM"}};
+
+bool oneOf(const Choice& c, const std::string& v) {
+  std::string_view rest = c.values;
+  while (!rest.empty()) {
+    size_t comma = rest.find(", ");
+    std::string_view item = rest.substr(0, comma);
+    if (item.size() == v.size() &&
+        (c.anyCase ? strncasecmp(item.data(), v.data(), v.size()) == 0 : item == v))
+      return true;
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 2);
+  }
+  return false;
+}
+
+/// HETCCL_* names read outside the library (the Python package, the tools' build, the test scripts): not
+/// misspellings. Names starting with HETCCL_TEST_ or HETCCL_NETNS_ are the tests' too.
+constexpr std::array<std::string_view, 13> kReadElsewhere{
+    "HETCCL_LIBRARY", "HETCCL_BUNDLE_LIBRARY", "HETCCL_SOURCE_ROOT", "HETCCL_PYTEST_SUMMARY_DIR", "HETCCL_SIM_SEED",
+    "HETCCL_WIRE_VECTORS_DIR", "HETCCL_WRITE_WIRE_VECTORS", "HETCCL_BENCH_DEPS", "HETCCL_CTEST_ARGS",
+    "HETCCL_IN_PRIVATE_SHM", "HETCCL_PREBUILT", "HETCCL_FUZZ_SECONDS", "HETCCL_SOAK_SECONDS"};
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
 
 const SizeBound* sizeBound(std::string_view name) {
   for (const SizeBound& b : kSizeBounds)
@@ -201,6 +266,51 @@ int64_t Config::integer(std::string_view name, int64_t lo, int64_t hi) const {
 void Config::checkSizes() const {
   for (const SizeBound& b : kSizeBounds)
     if (isSet(b.name)) (void)integer(b.name);
+}
+
+void Config::checkValues() const {
+  checkSizes();
+  for (const Choice& c : kChoices) {
+    if (!isSet(c.name)) continue;
+    const std::string& v = entry(c.name).value;
+    if (!(oneOf(c, v) || (v.empty() && c.name == "HETCCL_DEBUG")))
+      throw InvalidArgument(concat(c.name, "='", v, "' is not one of ", c.values,
+                                   c.anyCase ? " (any case)" : ""));
+  }
+  for (std::string_view b : kBooleans)
+    if (isSet(b)) (void)boolean(b);
+  if (isSet("HETCCL_TIMEOUT")) (void)timeoutMs();
+}
+
+std::vector<std::string> Config::unknownVariables() {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    std::string_view name = kv.substr(0, kv.find('='));
+    if (!name.starts_with("HETCCL_") || name.starts_with("HETCCL_TEST_") || name.starts_with("HETCCL_NETNS_"))
+      continue;
+    auto declared = [&](const ConfigVar& v) { return v.name == name; };
+    if (std::any_of(kVariables.begin(), kVariables.end(), declared) ||
+        std::find(kReadElsewhere.begin(), kReadElsewhere.end(), name) != kReadElsewhere.end())
+      continue;
+    std::string_view best;
+    size_t bestDistance = 4;  // suggest only a near name
+    for (const ConfigVar& v : kVariables) {
+      size_t d = editDistance(name, v.name);
+      if (d < bestDistance) bestDistance = d, best = v.name;
+    }
+    out.push_back(best.empty() ? std::string(name) : concat(name, " (did you mean ", best, "?)"));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Config::warnUnknownVariablesOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const std::string& u : unknownVariables())
+      HETCCL_WARN(log::kInit, "unknown configuration variable ", u, " is ignored (hetccl-info lists them all)");
+  });
 }
 
 bool Config::boolean(std::string_view name) const {

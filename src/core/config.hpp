@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hetccl {
 
@@ -35,6 +36,16 @@ class Config {
   /// Checks every size variable that is set against its sane range (as integer() would when it is read);
   /// throws InvalidArgument for the first one outside. Init calls it before contacting any peer.
   void checkSizes() const;
+  /// Checks every variable that is set and has a fixed form: the sizes (checkSizes), the variables with a
+  /// fixed set of values (HETCCL_GPU_EXEC, HETCCL_DEBUG in any case, ...), the booleans and the timeout;
+  /// throws InvalidArgument naming the variable and the accepted values. Init calls it before contacting
+  /// any peer, whether or not this communicator's path would read the variable.
+  void checkValues() const;
+  /// HETCCL_* names in the environment that nothing reads (misspellings), each with the nearest declared
+  /// name when one is close: "HETCCL_TIMEOUTT (did you mean HETCCL_TIMEOUT?)". Sorted.
+  static std::vector<std::string> unknownVariables();
+  /// Logs a warning for each unknown variable, once per process (init calls it).
+  static void warnUnknownVariablesOnce();
 
   /// HETCCL_TIMEOUT in milliseconds (the variable is in seconds, fractions allowed).
   int64_t timeoutMs() const;

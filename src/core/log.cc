@@ -1,5 +1,6 @@
 #include "core/log.hpp"
 
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -31,11 +32,14 @@ struct Name {
 constexpr Name kSubsys[] = {{"INIT", kInit}, {"BOOTSTRAP", kBootstrap}, {"NET", kNet}, {"SHM", kShm},
                             {"COLL", kColl}, {"ENGINE", kEngine}, {"ALL", kAll}};
 
+// Case-insensitive, as NCCL's (NCCL_DEBUG=info is what NCCL users type); init refuses other values
+// (Config::checkValues), a value read before init falls back to WARN.
 Level parseLevel(const std::string& v) {
-  if (v == "NONE") return Level::None;
-  if (v == "VERSION") return Level::Version;
-  if (v == "INFO") return Level::Info;
-  if (v == "TRACE") return Level::Trace;
+  const char* s = v.c_str();
+  if (strcasecmp(s, "NONE") == 0) return Level::None;
+  if (strcasecmp(s, "VERSION") == 0) return Level::Version;
+  if (strcasecmp(s, "INFO") == 0) return Level::Info;
+  if (strcasecmp(s, "TRACE") == 0) return Level::Trace;
   return Level::Warn;
 }
 
@@ -46,7 +50,7 @@ unsigned parseMask(const std::string& v) {
   std::string item;
   while (std::getline(ss, item, ','))
     for (const auto& s : kSubsys)
-      if (item == s.name) mask |= s.bit;
+      if (item.size() == s.name.size() && strncasecmp(item.data(), s.name.data(), item.size()) == 0) mask |= s.bit;
   return exclude ? ~mask : mask;
 }
 
