@@ -99,7 +99,9 @@ HETCCL_API hetcclResult_t hetcclMemRegister(hetcclComm_t comm, void* buf, size_t
 /** Ends a registration: later remote accesses to it fail at their initiator as stale (never write it);
  *  a remote put being written into it right now finishes first (this call waits for it, at most
  *  HETCCL_TIMEOUT). Local requests still using it: hetcclInvalidUsage (wait for them first), nothing
- *  changed. Device memory that peers of this host copied through IPC mappings (HETCCL_RMA_IPC): the call
+ *  changed. Safe against puts/gets issued concurrently on other threads: each either holds the
+ *  registration first (then this call is refused) or is refused itself (hetcclInvalidArgument); once this
+ *  call returned success no transfer of it runs or starts. Device memory that peers of this host copied through IPC mappings (HETCCL_RMA_IPC): the call
  *  also waits (at most HETCCL_TIMEOUT) until each of those peers closed its mapping of the allocation,
  *  so the memory may be freed when it returns; a peer that does not confirm (dead, hung) makes it return
  *  hetcclRemoteError naming that peer -- the registration has ended and the handle is released all the

@@ -140,9 +140,22 @@ std::shared_ptr<LocalMem> RmaService::registerMemory(void* buf, uint64_t bytes) 
 }
 
 void RmaService::deregister(LocalMem& mem) {
-  if (int n = mem.pending.load(); n > 0)
-    throw InvalidUsage(concat(n, " request(s) still use this registration; wait for them first"));
+  {
+    // Checked and marked under mu_, where transfers take their hold (holdRegistration): a transfer that
+    // looked the handle up before this call either holds it already (refused here) or is refused there.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (mem.deregistered) throw InvalidArgument("the registration (hetcclMem_t) was already deregistered");
+    if (mem.pending > 0)
+      throw InvalidUsage(concat(mem.pending, " request(s) still use this registration; wait for them first"));
+    mem.deregistered = true;
+  }
   regions_.remove(mem.ref, Deadline::fromConfig());
+}
+
+void RmaService::holdRegistration(LocalMem& mem) {
+  if (mem.deregistered)
+    throw InvalidArgument("the local registration (hetcclMem_t) was deregistered (by a concurrent hetcclMemDeregister)");
+  ++mem.pending;
 }
 
 std::shared_ptr<RemoteMem> RmaService::import(const DescriptorBytes& bytes) {
@@ -227,8 +240,8 @@ std::shared_ptr<Request> RmaService::transfer(bool isGet, const std::shared_ptr<
     req->state = Request::State::Done;
     return req;
   }
+  holdRegistration(*local);
   req->local = local;
-  local->pending.fetch_add(1);
   submit(req, msg);
   return req;
 }
@@ -239,7 +252,7 @@ void RmaService::finishRequest(Request& req, Result code, const std::string& mes
   req.code = code;
   req.message = message;
   if (req.local) {
-    req.local->pending.fetch_sub(1);
+    --req.local->pending;
     req.local.reset();
   }
   pending_.erase(req.id);

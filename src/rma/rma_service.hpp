@@ -79,7 +79,9 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
 
   // --- registrations ---
   std::shared_ptr<LocalMem> registerMemory(void* buf, uint64_t bytes);
-  /// InvalidUsage while requests use it; else makes it stale and waits for accesses in progress.
+  /// InvalidUsage while requests hold it (nothing changed); else ends it at once -- no transfer of it
+  /// starts afterwards (holdRegistration refuses) -- makes it stale and waits for remote accesses in
+  /// progress. InvalidArgument when already deregistered (by a concurrent call).
   void deregister(LocalMem& mem);
   /// After deregister: asks every peer that may have mapped the registration's device allocation to
   /// close that mapping and waits for each answer (peer_copy.cc), so that the allocation may be freed.
@@ -131,6 +133,9 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   void checkOpen(int peer) const;  // mu_ held
   std::string peerName(int peer) const;
   void enqueue(int peer, std::shared_ptr<OutMsg> msg);  // mu_ held
+  /// A request about to start holds `mem` (pending + 1) until finishRequest; InvalidArgument once `mem`
+  /// was deregistered (the handle may have been looked up before). mu_ held.
+  void holdRegistration(LocalMem& mem);
   void finishRequest(Request& req, Result code, const std::string& message);  // mu_ held
   /// The request and its message of a put/get (no lock; not yet numbered nor queued).
   std::shared_ptr<Request> makeTransfer(bool isGet, const RemoteMem& remote, const std::vector<Range>& ranges,
