@@ -138,7 +138,10 @@ HETCCL_API hetcclResult_t hetcclGet(hetcclMem_t local, size_t localOffset, hetcc
                                     size_t remoteOffset, size_t bytes, hetcclRequest_t* req);
 /** n puts as one request (one message header and one acknowledgement; ranges adjacent on both sides are
  *  merged, small ranges are packed into few transport messages). The ranges are applied in order (a
- *  later range to the same remote bytes wins). Any invalid range rejects the whole call. */
+ *  later range to the same remote bytes wins). Any invalid range rejects the whole call. At most
+ *  4,194,304 ranges after merging (the wire protocol's limit), and their sizes must add up to less than
+ *  2^64: more is hetcclInvalidArgument at the call, nothing queued (as for every request the target
+ *  would refuse as malformed). */
 HETCCL_API hetcclResult_t hetcclPutBatch(hetcclMem_t local, hetcclRemoteMem_t remote, const hetcclRmaRange_t* ranges,
                                          size_t n, hetcclRequest_t* req);
 /** n gets as one request (see hetcclPutBatch). Local ranges should not overlap (the last one wins). */

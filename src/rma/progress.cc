@@ -15,7 +15,6 @@ namespace hetccl::rma {
 namespace {
 
 constexpr size_t kMaxInFlight = 8;            // posted pieces per peer and direction
-constexpr uint64_t kMaxRanges = 1u << 22;     // a larger table is malformed
 constexpr uint64_t kMaxPieceBytes = 64u << 20;
 constexpr auto kCheckEvery = std::chrono::milliseconds(10);
 constexpr auto kByeFlush = std::chrono::seconds(1);
@@ -279,7 +278,7 @@ void RmaService::onHeader(int peer, Channel& ch) {
   switch (static_cast<MsgType>(h.type)) {
     case MsgType::Put:
     case MsgType::GetReq:
-      if (h.nranges == 0 || h.nranges > kMaxRanges) throw malformed("bad range count");
+      if (h.nranges == 0 || h.nranges > kMaxWireRanges) throw malformed("bad range count");
       if (h.pieceMax == 0 || h.pieceMax > kMaxPieceBytes || h.packMax > kMaxPieceBytes) throw malformed("bad piece limits");
       if ((h.flags & kCopiedByTarget) && !ch.mapped) throw malformed("a device-to-device transfer that was not agreed on");
       if (h.nranges == 1) {

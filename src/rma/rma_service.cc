@@ -184,7 +184,16 @@ std::shared_ptr<Request> RmaService::makeTransfer(bool isGet, const RemoteMem& r
   req->isGet = isGet;
   req->service = shared_from_this();
   req->ranges = mergeRanges(ranges);
-  for (const Range& r : req->ranges) req->totalBytes += r.bytes;
+  // What the target would take as malformed (progress.cc, onHeader/onTable) is refused here, before
+  // anything is queued: a malformed message would close the channel and the request wait its deadline.
+  if (req->ranges.size() > kMaxWireRanges)
+    throw InvalidArgument(concat("a transfer to ", peerName(req->peer), " of ", req->ranges.size(),
+                                 " ranges (after merging adjacent ones); at most ", kMaxWireRanges, " per call"));
+  for (const Range& r : req->ranges) {
+    if (r.bytes > UINT64_MAX - req->totalBytes)
+      throw InvalidArgument(concat("a transfer to ", peerName(req->peer), ": the ranges' sizes add up to more than 2^64 bytes"));
+    req->totalBytes += r.bytes;
+  }
 
   msg = std::make_shared<OutMsg>();
   WireHeader& h = msg->header;
