@@ -230,6 +230,13 @@ HETCCL_API hetcclResult_t hetcclRequestFree(hetcclRequest_t req);
  *  hetcclRemoteError. A notification lost because the peer fails afterwards is not reported here (the
  *  earlier puts' requests report it). */
 HETCCL_API hetcclResult_t hetcclNotify(hetcclComm_t comm, int peer, uint64_t tag);
+/* Received notifications wait in a queue indexed by sender and tag: Poll and Wait cost O(1) however
+ * many are queued. At most HETCCL_RMA_NOTIFY_QUEUE (default 1,048,576; 1K..16M; about 100 bytes each)
+ * are held per communicator; when it is full, the rank reads nothing more from a sender with another
+ * notification until some are taken (back-pressure, logged once at WARN: that sender's later puts and
+ * notifications wait, and its requests fail at HETCCL_TIMEOUT if nothing is taken), and a
+ * hetcclNotifyWait that times out meanwhile says the queue is full. */
+
 /** Never blocks: takes the oldest notification received (FIFO per sender; across senders in arrival
  *  order). *received = 1 and *peer, *tag set; or *received = 0 (peer and tag unchanged). */
 HETCCL_API hetcclResult_t hetcclNotifyPoll(hetcclComm_t comm, int* peer, uint64_t* tag, int* received);

@@ -34,7 +34,8 @@ RmaService::RmaService(Communicator& comm)
       timeoutMs_(config().timeoutMs()),
       transportSetting_(comm.transportSetting()),
       boot_(&comm.bootstrap()),
-      memory_(makeMemoryAccess(comm)) {
+      memory_(makeMemoryAccess(comm)),
+      notes_(static_cast<size_t>(config().integer("HETCCL_RMA_NOTIFY_QUEUE", 1 << 10, 16 << 20))) {
   if (memory_->gpu()) flags_ = std::make_unique<StreamFlags>(memory_->gpu());
 }
 
@@ -313,28 +314,34 @@ void RmaService::notify(int peer, uint64_t tag) {
 
 bool RmaService::poll(int& peer, uint64_t& tag) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (notes_.empty()) {
+  if (!notes_.popOldest(peer, tag)) {
     if (aborted_.load()) throw AbortedError("the communicator was aborted");
     return false;
   }
-  peer = notes_.front().peer;
-  tag = notes_.front().tag;
-  notes_.pop_front();
+  kicked_ = true;  // a sender held back by a full queue may go on
+  wake_.notify_one();
   return true;
 }
 
 bool RmaService::waitNotify(int peer, uint64_t tag, Deadline deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    auto it = std::find_if(notes_.begin(), notes_.end(), [&](const Note& n) { return n.peer == peer && n.tag == tag; });
-    if (it != notes_.end()) {
-      notes_.erase(it);
+    if (notes_.take(peer, tag)) {  // O(1): indexed by (peer, tag)
+      kicked_ = true;  // a sender held back by a full queue may go on
+      wake_.notify_one();
       return true;
     }
     if (aborted_.load()) throw AbortedError("the communicator was aborted");
     if (dead_[peer]) throw *dead_[peer];
     if (stopped_ || stopping_) throw InvalidUsage(concat("RMA is stopped: ", stopReason_));
-    if (deadline.expired()) return false;
+    if (deadline.expired()) {
+      if (notes_.full())  // what is queued must be taken before anything more arrives
+        throw Error(Result::InProgress,
+                    concat("no notification with tag ", tag, " from rank ", peer, " in time: the notification queue is full (",
+                           notes_.size(), " queued, HETCCL_RMA_NOTIFY_QUEUE); senders wait until some are taken ",
+                           "(hetcclNotifyPoll, or hetcclNotifyWait for their tags)"));
+      return false;
+    }
     cv_.wait_until(lock, std::min(deadline.at(), Clock::now() + std::chrono::milliseconds(100)));
   }
 }

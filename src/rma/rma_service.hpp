@@ -39,6 +39,7 @@
 #include "rma/channel.hpp"
 #include "rma/descriptor.hpp"
 #include "rma/memory_access.hpp"
+#include "rma/note_queue.hpp"
 #include "rma/region_table.hpp"
 #include "rma/request.hpp"
 #include "rma/stream_flags.hpp"
@@ -186,6 +187,8 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   bool progressSend(int peer, Channel& ch);
   bool progressRecv(int peer, Channel& ch);
   void onHeader(int peer, Channel& ch);
+  /// Queues the Notify in ch.header; false (held: the channel reads nothing more) while the queue is full.
+  bool queueNote(int peer, Channel& ch);
   void onTable(int peer, Channel& ch);
   void startIncoming(int peer, Channel& ch);
   void finishIncoming(int peer, Channel& ch);
@@ -221,11 +224,8 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   std::vector<std::optional<PeerError>> dead_;  ///< per peer: why its channel is closed
   std::unordered_map<uint64_t, std::shared_ptr<Request>> pending_;
   uint64_t nextId_ = 1;
-  struct Note {
-    int peer;
-    uint64_t tag;
-  };
-  std::deque<Note> notes_;
+  NoteQueue notes_;  ///< received notifications (indexed by sender and tag; HETCCL_RMA_NOTIFY_QUEUE at most)
+  bool notesFullLogged_ = false;
   // stream-ordered operations (guarded by mu_, except flags_ which locks itself)
   std::unique_ptr<StreamFlags> flags_;
   FailureSink onStreamFailure_;  ///< cleared by stop()
