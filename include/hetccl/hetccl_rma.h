@@ -99,7 +99,9 @@ HETCCL_API hetcclResult_t hetcclMemRegister(hetcclComm_t comm, void* buf, size_t
 /** Ends a registration: later remote accesses to it fail at their initiator as stale (never write it);
  *  a remote put being written into it right now finishes first (this call waits for it, at most
  *  HETCCL_TIMEOUT). Local requests still using it: hetcclInvalidUsage (wait for them first), nothing
- *  changed. Device memory that peers of this host copied through IPC mappings (HETCCL_RMA_IPC): the call
+ *  changed. Safe against puts/gets issued concurrently on other threads: each either holds the
+ *  registration first (then this call is refused) or is refused itself (hetcclInvalidArgument); once this
+ *  call returned success no transfer of it runs or starts. Device memory that peers of this host copied through IPC mappings (HETCCL_RMA_IPC): the call
  *  also waits (at most HETCCL_TIMEOUT) until each of those peers closed its mapping of the allocation,
  *  so the memory may be freed when it returns; a peer that does not confirm (dead, hung) makes it return
  *  hetcclRemoteError naming that peer -- the registration has ended and the handle is released all the
@@ -136,7 +138,10 @@ HETCCL_API hetcclResult_t hetcclGet(hetcclMem_t local, size_t localOffset, hetcc
                                     size_t remoteOffset, size_t bytes, hetcclRequest_t* req);
 /** n puts as one request (one message header and one acknowledgement; ranges adjacent on both sides are
  *  merged, small ranges are packed into few transport messages). The ranges are applied in order (a
- *  later range to the same remote bytes wins). Any invalid range rejects the whole call. */
+ *  later range to the same remote bytes wins). Any invalid range rejects the whole call. At most
+ *  4,194,304 ranges after merging (the wire protocol's limit), and their sizes must add up to less than
+ *  2^64: more is hetcclInvalidArgument at the call, nothing queued (as for every request the target
+ *  would refuse as malformed). */
 HETCCL_API hetcclResult_t hetcclPutBatch(hetcclMem_t local, hetcclRemoteMem_t remote, const hetcclRmaRange_t* ranges,
                                          size_t n, hetcclRequest_t* req);
 /** n gets as one request (see hetcclPutBatch). Local ranges should not overlap (the last one wins). */
@@ -225,6 +230,13 @@ HETCCL_API hetcclResult_t hetcclRequestFree(hetcclRequest_t req);
  *  hetcclRemoteError. A notification lost because the peer fails afterwards is not reported here (the
  *  earlier puts' requests report it). */
 HETCCL_API hetcclResult_t hetcclNotify(hetcclComm_t comm, int peer, uint64_t tag);
+/* Received notifications wait in a queue indexed by sender and tag: Poll and Wait cost O(1) however
+ * many are queued. At most HETCCL_RMA_NOTIFY_QUEUE (default 1,048,576; 1K..16M; about 100 bytes each)
+ * are held per communicator; when it is full, the rank reads nothing more from a sender with another
+ * notification until some are taken (back-pressure, logged once at WARN: that sender's later puts and
+ * notifications wait, and its requests fail at HETCCL_TIMEOUT if nothing is taken), and a
+ * hetcclNotifyWait that times out meanwhile says the queue is full. */
+
 /** Never blocks: takes the oldest notification received (FIFO per sender; across senders in arrival
  *  order). *received = 1 and *peer, *tag set; or *received = 0 (peer and tag unchanged). */
 HETCCL_API hetcclResult_t hetcclNotifyPoll(hetcclComm_t comm, int* peer, uint64_t* tag, int* received);

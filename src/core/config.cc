@@ -59,6 +59,8 @@ constexpr std::array kVariables{
               "RMA between ranks of one host: auto (through a pinned shared-memory window, copy engines on both sides, when either rank has a GPU), on (for every pair of one host), off (the transport, device memory staged)"},
     ConfigVar{"HETCCL_RMA_IPC", "", "auto",
               "RMA between GPU ranks of one vendor on one host: auto (the target maps the initiator's device allocation with the vendor's IPC handles and copies device to device, where the runtime allows it), off (window or transport)"},
+    ConfigVar{"HETCCL_RMA_NOTIFY_QUEUE", "", "1M",
+              "RMA: notifications received and not yet taken (hetcclNotifyPoll/Wait), at most, 1K..16M (~100 bytes each); beyond it a sender's later messages wait until some are taken"},
     ConfigVar{"HETCCL_RMA_WINDOW_SLOTS", "", "4", "RMA window: slots per pair of ranks of one host and direction, 2..64"},
     ConfigVar{"HETCCL_RMA_WINDOW_BYTES", "", "4M", "RMA window: bytes per slot, 64K..1G (a multiple of 64)"},
     ConfigVar{"HETCCL_TCP_SOCKETS", "NCCL_NSOCKS_PERTHREAD", "4", "tcp sockets (and threads) per peer and direction, 1..16"},

@@ -109,7 +109,7 @@ struct Channel {
   bool headerPosted = false;
   std::deque<SendInFlight> sendInFlight;
 
-  enum class RecvPhase { Idle, Header, Table, Source, Pieces, Closed } phase = RecvPhase::Idle;
+  enum class RecvPhase { Idle, Header, Table, Source, Pieces, NoteHeld, Closed } phase = RecvPhase::Idle;
   WireHeader header;
   transport::Request headerReq = 0, tableReq = 0, sourceReq = 0;
   std::vector<WireRange> table;

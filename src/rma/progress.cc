@@ -15,7 +15,6 @@ namespace hetccl::rma {
 namespace {
 
 constexpr size_t kMaxInFlight = 8;            // posted pieces per peer and direction
-constexpr uint64_t kMaxRanges = 1u << 22;     // a larger table is malformed
 constexpr uint64_t kMaxPieceBytes = 64u << 20;
 constexpr auto kCheckEvery = std::chrono::milliseconds(10);
 constexpr auto kByeFlush = std::chrono::seconds(1);
@@ -204,6 +203,8 @@ bool RmaService::progressRecv(int peer, Channel& ch) {
       else
         copyByTarget(peer, ch);
       return true;
+    case Phase::NoteHeld:
+      return queueNote(peer, ch);
     case Phase::Closed:
       return false;
     case Phase::Pieces:
@@ -279,7 +280,7 @@ void RmaService::onHeader(int peer, Channel& ch) {
   switch (static_cast<MsgType>(h.type)) {
     case MsgType::Put:
     case MsgType::GetReq:
-      if (h.nranges == 0 || h.nranges > kMaxRanges) throw malformed("bad range count");
+      if (h.nranges == 0 || h.nranges > kMaxWireRanges) throw malformed("bad range count");
       if (h.pieceMax == 0 || h.pieceMax > kMaxPieceBytes || h.packMax > kMaxPieceBytes) throw malformed("bad piece limits");
       if ((h.flags & kCopiedByTarget) && !ch.mapped) throw malformed("a device-to-device transfer that was not agreed on");
       if (h.nranges == 1) {
@@ -291,13 +292,9 @@ void RmaService::onHeader(int peer, Channel& ch) {
         ch.phase = Channel::RecvPhase::Table;
       }
       return;
-    case MsgType::Notify: {
-      std::lock_guard<std::mutex> lock(mu_);
-      notes_.push_back({peer, h.offset});
-      cv_.notify_all();
-      ch.phase = Channel::RecvPhase::Idle;
+    case MsgType::Notify:
+      queueNote(peer, ch);
       return;
-    }
     case MsgType::Ack:
     case MsgType::GetResp: {
       const bool isGet = static_cast<MsgType>(h.type) == MsgType::GetResp;
@@ -370,6 +367,24 @@ void RmaService::onHeader(int peer, Channel& ch) {
     }
   }
   throw malformed("unknown message type");
+}
+
+bool RmaService::queueNote(int peer, Channel& ch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!notes_.push(peer, ch.header.offset)) {
+    // Back-pressure: nothing more is read from this peer (its later puts and notifications wait in the
+    // transport, their order kept) until the application takes some; its requests' deadlines still run.
+    if (!notesFullLogged_)
+      HETCCL_WARN(log::kNet, "rank ", rank_, ": the RMA notification queue is full (", notes_.size(),
+                  " received and not taken, HETCCL_RMA_NOTIFY_QUEUE): messages from ", peerName(peer),
+                  " wait until some are taken (hetcclNotifyPoll/Wait)");
+    notesFullLogged_ = true;
+    ch.phase = Channel::RecvPhase::NoteHeld;
+    return false;
+  }
+  cv_.notify_all();
+  ch.phase = Channel::RecvPhase::Idle;
+  return true;
 }
 
 void RmaService::onTable(int peer, Channel& ch) {

@@ -47,7 +47,12 @@ struct LocalMem {
   DescriptorBytes descriptor{};
   /// Device memory a peer of one host may map (peer_copy.cc): the vendor's IPC handle of its allocation.
   std::optional<device::GpuRuntime::IpcExport> shared;
-  std::atomic<int> pending{0};  ///< requests that use it and are not finished
+  /// Requests that hold it (issued, not finished) and whether it was deregistered. Both guarded by the
+  /// service's mutex: a transfer holds it only while `deregistered` is false, deregistration succeeds only
+  /// while `pending` is 0 -- checked and changed together, so no transfer starts after deregister
+  /// returned and none that started is still running (RmaService::holdRegistration / deregister).
+  int pending = 0;
+  bool deregistered = false;
   /// Per peer: sent a transfer of it that the peer copies itself (so the peer may hold a mapping of its
   /// allocation until told to close it at deregistration). Guarded by the service's mutex.
   std::vector<bool> mappedBy;

@@ -34,7 +34,8 @@ RmaService::RmaService(Communicator& comm)
       timeoutMs_(config().timeoutMs()),
       transportSetting_(comm.transportSetting()),
       boot_(&comm.bootstrap()),
-      memory_(makeMemoryAccess(comm)) {
+      memory_(makeMemoryAccess(comm)),
+      notes_(static_cast<size_t>(config().integer("HETCCL_RMA_NOTIFY_QUEUE", 1 << 10, 16 << 20))) {
   if (memory_->gpu()) flags_ = std::make_unique<StreamFlags>(memory_->gpu());
 }
 
@@ -140,9 +141,22 @@ std::shared_ptr<LocalMem> RmaService::registerMemory(void* buf, uint64_t bytes) 
 }
 
 void RmaService::deregister(LocalMem& mem) {
-  if (int n = mem.pending.load(); n > 0)
-    throw InvalidUsage(concat(n, " request(s) still use this registration; wait for them first"));
+  {
+    // Checked and marked under mu_, where transfers take their hold (holdRegistration): a transfer that
+    // looked the handle up before this call either holds it already (refused here) or is refused there.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (mem.deregistered) throw InvalidArgument("the registration (hetcclMem_t) was already deregistered");
+    if (mem.pending > 0)
+      throw InvalidUsage(concat(mem.pending, " request(s) still use this registration; wait for them first"));
+    mem.deregistered = true;
+  }
   regions_.remove(mem.ref, Deadline::fromConfig());
+}
+
+void RmaService::holdRegistration(LocalMem& mem) {
+  if (mem.deregistered)
+    throw InvalidArgument("the local registration (hetcclMem_t) was deregistered (by a concurrent hetcclMemDeregister)");
+  ++mem.pending;
 }
 
 std::shared_ptr<RemoteMem> RmaService::import(const DescriptorBytes& bytes) {
@@ -171,7 +185,16 @@ std::shared_ptr<Request> RmaService::makeTransfer(bool isGet, const RemoteMem& r
   req->isGet = isGet;
   req->service = shared_from_this();
   req->ranges = mergeRanges(ranges);
-  for (const Range& r : req->ranges) req->totalBytes += r.bytes;
+  // What the target would take as malformed (progress.cc, onHeader/onTable) is refused here, before
+  // anything is queued: a malformed message would close the channel and the request wait its deadline.
+  if (req->ranges.size() > kMaxWireRanges)
+    throw InvalidArgument(concat("a transfer to ", peerName(req->peer), " of ", req->ranges.size(),
+                                 " ranges (after merging adjacent ones); at most ", kMaxWireRanges, " per call"));
+  for (const Range& r : req->ranges) {
+    if (r.bytes > UINT64_MAX - req->totalBytes)
+      throw InvalidArgument(concat("a transfer to ", peerName(req->peer), ": the ranges' sizes add up to more than 2^64 bytes"));
+    req->totalBytes += r.bytes;
+  }
 
   msg = std::make_shared<OutMsg>();
   WireHeader& h = msg->header;
@@ -227,8 +250,8 @@ std::shared_ptr<Request> RmaService::transfer(bool isGet, const std::shared_ptr<
     req->state = Request::State::Done;
     return req;
   }
+  holdRegistration(*local);
   req->local = local;
-  local->pending.fetch_add(1);
   submit(req, msg);
   return req;
 }
@@ -239,7 +262,7 @@ void RmaService::finishRequest(Request& req, Result code, const std::string& mes
   req.code = code;
   req.message = message;
   if (req.local) {
-    req.local->pending.fetch_sub(1);
+    --req.local->pending;
     req.local.reset();
   }
   pending_.erase(req.id);
@@ -291,28 +314,34 @@ void RmaService::notify(int peer, uint64_t tag) {
 
 bool RmaService::poll(int& peer, uint64_t& tag) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (notes_.empty()) {
+  if (!notes_.popOldest(peer, tag)) {
     if (aborted_.load()) throw AbortedError("the communicator was aborted");
     return false;
   }
-  peer = notes_.front().peer;
-  tag = notes_.front().tag;
-  notes_.pop_front();
+  kicked_ = true;  // a sender held back by a full queue may go on
+  wake_.notify_one();
   return true;
 }
 
 bool RmaService::waitNotify(int peer, uint64_t tag, Deadline deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    auto it = std::find_if(notes_.begin(), notes_.end(), [&](const Note& n) { return n.peer == peer && n.tag == tag; });
-    if (it != notes_.end()) {
-      notes_.erase(it);
+    if (notes_.take(peer, tag)) {  // O(1): indexed by (peer, tag)
+      kicked_ = true;  // a sender held back by a full queue may go on
+      wake_.notify_one();
       return true;
     }
     if (aborted_.load()) throw AbortedError("the communicator was aborted");
     if (dead_[peer]) throw *dead_[peer];
     if (stopped_ || stopping_) throw InvalidUsage(concat("RMA is stopped: ", stopReason_));
-    if (deadline.expired()) return false;
+    if (deadline.expired()) {
+      if (notes_.full())  // what is queued must be taken before anything more arrives
+        throw Error(Result::InProgress,
+                    concat("no notification with tag ", tag, " from rank ", peer, " in time: the notification queue is full (",
+                           notes_.size(), " queued, HETCCL_RMA_NOTIFY_QUEUE); senders wait until some are taken ",
+                           "(hetcclNotifyPoll, or hetcclNotifyWait for their tags)"));
+      return false;
+    }
     cv_.wait_until(lock, std::min(deadline.at(), Clock::now() + std::chrono::milliseconds(100)));
   }
 }

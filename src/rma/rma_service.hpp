@@ -39,6 +39,7 @@
 #include "rma/channel.hpp"
 #include "rma/descriptor.hpp"
 #include "rma/memory_access.hpp"
+#include "rma/note_queue.hpp"
 #include "rma/region_table.hpp"
 #include "rma/request.hpp"
 #include "rma/stream_flags.hpp"
@@ -79,7 +80,9 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
 
   // --- registrations ---
   std::shared_ptr<LocalMem> registerMemory(void* buf, uint64_t bytes);
-  /// InvalidUsage while requests use it; else makes it stale and waits for accesses in progress.
+  /// InvalidUsage while requests hold it (nothing changed); else ends it at once -- no transfer of it
+  /// starts afterwards (holdRegistration refuses) -- makes it stale and waits for remote accesses in
+  /// progress. InvalidArgument when already deregistered (by a concurrent call).
   void deregister(LocalMem& mem);
   /// After deregister: asks every peer that may have mapped the registration's device allocation to
   /// close that mapping and waits for each answer (peer_copy.cc), so that the allocation may be freed.
@@ -131,6 +134,9 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   void checkOpen(int peer) const;  // mu_ held
   std::string peerName(int peer) const;
   void enqueue(int peer, std::shared_ptr<OutMsg> msg);  // mu_ held
+  /// A request about to start holds `mem` (pending + 1) until finishRequest; InvalidArgument once `mem`
+  /// was deregistered (the handle may have been looked up before). mu_ held.
+  void holdRegistration(LocalMem& mem);
   void finishRequest(Request& req, Result code, const std::string& message);  // mu_ held
   /// The request and its message of a put/get (no lock; not yet numbered nor queued).
   std::shared_ptr<Request> makeTransfer(bool isGet, const RemoteMem& remote, const std::vector<Range>& ranges,
@@ -181,6 +187,8 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   bool progressSend(int peer, Channel& ch);
   bool progressRecv(int peer, Channel& ch);
   void onHeader(int peer, Channel& ch);
+  /// Queues the Notify in ch.header; false (held: the channel reads nothing more) while the queue is full.
+  bool queueNote(int peer, Channel& ch);
   void onTable(int peer, Channel& ch);
   void startIncoming(int peer, Channel& ch);
   void finishIncoming(int peer, Channel& ch);
@@ -216,11 +224,8 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   std::vector<std::optional<PeerError>> dead_;  ///< per peer: why its channel is closed
   std::unordered_map<uint64_t, std::shared_ptr<Request>> pending_;
   uint64_t nextId_ = 1;
-  struct Note {
-    int peer;
-    uint64_t tag;
-  };
-  std::deque<Note> notes_;
+  NoteQueue notes_;  ///< received notifications (indexed by sender and tag; HETCCL_RMA_NOTIFY_QUEUE at most)
+  bool notesFullLogged_ = false;
   // stream-ordered operations (guarded by mu_, except flags_ which locks itself)
   std::unique_ptr<StreamFlags> flags_;
   FailureSink onStreamFailure_;  ///< cleared by stop()

@@ -100,14 +100,13 @@ void RmaService::queueOnStream(const std::shared_ptr<StreamOp>& op) {
   std::lock_guard<std::mutex> lock(mu_);
   try {
     checkOpen(op->peer);  // stopped, aborted or the peer failed meanwhile
+    // Deregistration is refused (InvalidUsage) until it is done; refused here once deregistered.
+    if (op->request) holdRegistration(*op->request->local);
   } catch (...) {
     StreamFlags::store(op->slot, StreamFlags::kDone, op->seq);  // the stream goes through; the slot is not reused
     throw;
   }
-  if (op->request) {
-    op->request->local->pending.fetch_add(1);  // deregistration waits for it (InvalidUsage until done)
-    op->request->streamOp = op;
-  }
+  if (op->request) op->request->streamOp = op;
   streamWaiting_.push_back(op);
   streamBusy_.store(true);
   kicked_ = true;

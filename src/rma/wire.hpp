@@ -63,6 +63,10 @@ static_assert(sizeof(WireHeader) == 80);
 
 inline constexpr uint32_t kCopiedByTarget = 1;
 
+/// The most ranges one Put/GetReq may carry (its table: 64 MiB); the target takes more as malformed, so
+/// the initiator refuses a larger transfer at the call (RmaService::makeTransfer).
+inline constexpr uint64_t kMaxWireRanges = uint64_t{1} << 22;
+
 /// What the target of a kCopiedByTarget transfer maps: the vendor's IPC handle of the initiator's allocation.
 struct WireSource {
   unsigned char handle[64] = {};
