@@ -1,10 +1,10 @@
 // Notifications indexed by (sender, tag) (issue 27, item 7): 10^6 notifications of distinct tags queued
 // at one rank, then taken by hetcclNotifyWait in the reverse order of arrival -- the worst case of the old
 // linear queue (each wait scanned every entry still queued: ~5 * 10^11 steps, hours) -- must all be taken
-// within a generous budget (60 s; about 3-6 s expected here, O(1) per wait), and the queue's memory
-// stays bounded (RSS growth under 512 MiB while 10^6 are queued; ~100 bytes each expected).
-// Timing is the observable here; the budget is 10x the expected cost, and the old code misses it by far.
-// Cost: about 5 s (shm only: the transport does not matter to the queue).
+// within a liveness bound (120 s from the last arrival; 1-3 s expected here, O(1) per wait, a few times
+// that under the sanitizers), and the queue's memory stays bounded (RSS growth under 512 MiB while 10^6
+// are queued; ~100 bytes each expected). The bound is 40x the expected cost; the old code took 49,152 of
+// them in 60 s. Cost: about 5 s (shm only: the transport does not matter to the queue).
 #include <chrono>
 #include <fstream>
 
@@ -26,12 +26,11 @@ TEST_P(RmaNotifyQueue, MillionQueuedTakenInReverseInLinearTime) {
   start(2);
   constexpr uint64_t kNotes = 1000000;
   const size_t rss0 = rssBytes();
-  const auto t0 = std::chrono::steady_clock::now();
   for (uint64_t t = 0; t < kNotes; ++t) RMA_OK(hetcclNotify(comms_[0], 1, t));
   // Every one arrived: the last one sent is there (per-sender FIFO).
-  RMA_OK(hetcclNotifyWait(comms_[1], 0, kNotes - 1, 60000));
+  RMA_OK(hetcclNotifyWait(comms_[1], 0, kNotes - 1, 120000));
   EXPECT_LT(rssBytes() - std::min(rssBytes(), rss0), size_t{512} << 20);
-  const auto budget = t0 + std::chrono::seconds(60);
+  const auto budget = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   uint64_t taken = 1;
   for (uint64_t t = kNotes - 1; t-- > 0;) {
     const hetcclResult_t rc = hetcclNotifyWait(comms_[1], 0, t, 0);
@@ -39,7 +38,7 @@ TEST_P(RmaNotifyQueue, MillionQueuedTakenInReverseInLinearTime) {
     ++taken;
     if (taken % 4096 == 0 && std::chrono::steady_clock::now() > budget) break;  // the old code: stop early
   }
-  EXPECT_EQ(taken, kNotes) << "notifications taken within 60 s (a wait costs O(queued) when not indexed)";
+  EXPECT_EQ(taken, kNotes) << "notifications taken within 120 s (a wait costs O(queued) when not indexed)";
   int peer = -1, received = 1;
   uint64_t tag = 0;
   RMA_OK(hetcclNotifyPoll(comms_[1], &peer, &tag, &received));
