@@ -85,7 +85,7 @@ def test_ctrl_c_in_a_blocked_all_reduce_raises_keyboard_interrupt(tmp_path):
     HETCCL_TIMEOUT=60; SIGINT to rank 0 must give a KeyboardInterrupt within 10 s (a liveness bound: it
     takes milliseconds; without the SIGINT thread it came at the 60 s deadline), its communicator aborted
     (a later call: InvalidUsageError saying so) and a clean exit; rank 1, started again by the file once
-    rank 0 is gone, gets a RemoteError naming rank 0. Cost: about 2-3 s (two Python ranks, 1 s blocked)."""
+    rank 0 is gone, gets a RemoteError naming rank 0. Cost: about 1.5 s (two Python ranks start, 1 s blocked)."""
     uid = hetccl.get_unique_id().hex()
     go = tmp_path / "go"
     env = clean_env(HETCCL_TIMEOUT=60, CHILD_GO_FILE=str(go))
