@@ -62,7 +62,7 @@ def main():
     x = np.ones(1, np.float32)
     ptr = x.ctypes.data
     h = comm.handle
-    ar = f.hetcclAllReduce
+    ar = getattr(f.hetcclAllReduce, "raw", f.hetcclAllReduce)  # the ctypes function itself (not the SIGINT record)
     m = n // 4
 
     def ctypes_allreduce(k):

@@ -34,7 +34,7 @@ class Collectives:
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
-            _keep((s, r))
+            _keep((s, r), h)
         return buf if out is None else out
 
     def broadcast(self, buf, root: int = 0, *, out=None, stream=None):
@@ -54,7 +54,7 @@ class Collectives:
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
-            _keep((s, r))
+            _keep((s, r), h)
         return buf if out is None else out
 
     def reduce(self, buf, root: int = 0, op=SUM, *, out=None, stream=None):
@@ -74,7 +74,7 @@ class Collectives:
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
-            _keep((s, r))
+            _keep((s, r), h)
         return buf if out is None else out
 
     def all_gather(self, send, out, *, stream=None):
@@ -103,7 +103,7 @@ class Collectives:
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
-            _keep((s, r))
+            _keep((s, r), h)
         return out
 
     def reduce_scatter(self, send, out=None, op=SUM, *, stream=None):
@@ -130,7 +130,7 @@ class Collectives:
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
-            _keep((s, r))
+            _keep((s, r), h)
         if out is not None:
             return out
         try:
@@ -156,7 +156,7 @@ class Collectives:
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
-            _keep((s, r))
+            _keep((s, r), h)
         return out
 
     def _counts(self, values, name):
@@ -199,7 +199,7 @@ class Collectives:
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
-            _keep((s, r, a_sc, a_sd, a_rc, a_rd))
+            _keep((s, r, a_sc, a_sd, a_rc, a_rd), h)
         return out
 
     def barrier(self):

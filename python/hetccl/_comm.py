@@ -6,8 +6,9 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 
-from . import _lib
+from . import _interrupt, _lib
 from ._collectives import Collectives
 from ._comm_rma import RmaCalls
 from ._dlpack import GPU_DEVICES, NO_TYPE, dtype_name, export
@@ -15,12 +16,15 @@ from ._errors import DtypeError, InvalidArgumentError, InvalidUsageError, make_e
 from ._group import group
 from ._launch import LaunchEnv, launch_env
 # Re-exported from here as before the split (hetccl/__init__.py and _rma.py import them from this module).
-from ._library import _raise, check, get_unique_id, library_path, library_source, version  # noqa: F401
+from ._library import _error, _raise, check, get_unique_id, library_path, library_source, version  # noqa: F401
 from ._p2p import PointToPoint
 from ._types import AVG, MAX, MIN, PROD, SUM, DataType, PreMulSumOp, ReduceOp, _int32  # noqa: F401
 
 
 # ---- the communicator -----------------------------------------------------------------------------
+
+_claim_lock = threading.Lock()  # destroy/abort against the SIGINT thread's abort: one of them takes the handle
+
 
 def _ids(unique_id):
     if isinstance(unique_id, str):
@@ -62,6 +66,8 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
         self.device = v.value  #: the device ordinal this rank is bound to; -1 for a CPU rank
         self._finalized = False
         self._rma = None
+        self._why = None  # why the handle is gone, when a SIGINT aborted it (_interrupt.py)
+        _interrupt.register(self, self._h)  # Ctrl-C in a blocking call of the main thread aborts it
 
     # -- properties, lifetime --
 
@@ -77,8 +83,25 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
     def _live(self):
         h = self._h
         if not h:
-            raise InvalidUsageError("the communicator was destroyed or aborted", 5)
+            raise InvalidUsageError(self._why or "the communicator was destroyed or aborted", 5)
         return h
+
+    def _claim(self):
+        """Takes the handle (None when destroy/abort, here or on the SIGINT thread, already took it)."""
+        with _claim_lock:
+            h, self._h = self._h, None
+        return h
+
+    def _abort_on_signal(self, h, why):
+        """On _interrupt's thread, while the main thread is blocked in a call on `h`: aborts it."""
+        with _claim_lock:
+            if self._h == h:
+                self._h = None
+        self._why = why
+        _interrupt.comms.pop(h, None)
+        if self._rma is not None:
+            self._rma._closing()
+        _lib.fn.hetcclCommAbort(h)  # the blocked call returns; it reaps the parked requests (destroy/abort)
 
     def async_error(self):
         """hetcclCommGetAsyncError: None, or the HetcclError that made the communicator unusable."""
@@ -100,33 +123,48 @@ class Communicator(Collectives, PointToPoint, RmaCalls):
 
     def destroy(self):
         """Frees the communicator, finalizing it first when that was not done (collective then)."""
-        h = self._h
+        h = self._claim()
         if not h:
+            self._gone(None)
             return
         if self._rma is not None:
             self._rma._closing()
-        self._h = None
         try:
+            if not self._finalized and _lib.is_main_thread():
+                # Finalize first, as its own call: hetcclCommDestroy unregisters the handle before it
+                # finalizes, so a Ctrl-C there could not abort it (_interrupt.py).
+                rc = _lib.fn.hetcclCommFinalize(h)
+                if rc:
+                    err = _error(rc, h)
+                    if _interrupt.aborted.get(h) is None:  # not aborted by a signal: free it now
+                        _lib.fn.hetcclCommDestroy(h)  # finalize is not repeated
+                    raise err
             check(_lib.fn.hetcclCommDestroy(h), None)
         finally:
-            if self._rma is not None:
-                self._rma.reap()  # the transfers have ended with the communicator: release their buffers
+            self._gone(h)
 
     close = destroy
 
     def abort(self):
         """Frees the communicator without waiting for the other ranks; calls in flight fail."""
-        h = self._h
+        h = self._claim()
         if not h:
+            self._gone(None)
             return
         if self._rma is not None:
             self._rma._closing()
-        self._h = None
         try:
             check(_lib.fn.hetcclCommAbort(h), None)
         finally:
-            if self._rma is not None:
-                self._rma.reap()  # the transfers have ended with the communicator: release their buffers
+            self._gone(h)
+
+    def _gone(self, h):
+        if h is not None:
+            _interrupt.comms.pop(h, None)
+        if self._rma is not None:
+            self._rma.reap()  # the transfers have ended with the communicator: release their buffers
+        if _lib.is_main_thread():
+            _interrupt.maybe_uninstall()  # no communicator left: the wakeup fd as it was before
 
     def __enter__(self):
         return self

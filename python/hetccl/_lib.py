@@ -96,9 +96,69 @@ _RMA = [
     ("hetcclNotifyWait", c_int, [c_void_p, c_int, c_uint64, c_int]),
 ]
 
+# Calls that can block (collectives and send/recv on host buffers, barrier, split, finalize, destroy, RMA
+# init and notification waits) and the position of their communicator argument. When the main thread
+# makes one, its handle is recorded in `inside` for the duration of the call, so that a SIGINT can abort
+# that communicator and the call returns (_interrupt.py). Costs ~0.1 us per call (python/README.md); other threads'
+# calls are not recorded (as in Python itself, only the main thread gets KeyboardInterrupt).
+_BLOCKING = {
+    "hetcclAllReduce": 5, "hetcclBroadcast": 5, "hetcclReduce": 6, "hetcclAllGather": 4, "hetcclReduceScatter": 5,
+    "hetcclAlltoAll": 4, "hetcclAlltoAllv": 7, "hetcclSend": 4, "hetcclRecv": 4, "hetcclBarrier": 0,
+    "hetcclCommSplit": 0, "hetcclCommFinalize": 0, "hetcclRmaInit": 0, "hetcclNotifyWait": 0,
+}
+_MAIN = threading.main_thread().ident  # updated in a forked child (_interrupt.py)
+_get_ident = threading.get_ident
+inside = None       # handle (int), or tuple of handles (a group's end), the main thread is blocked on
+inside_call = None  # the C function's name
+settling = False    # True once a signal aborted a communicator: calls then wait for that abort to end
+
+
+def _settle(hs):
+    from . import _interrupt
+
+    _interrupt.settle(hs)
+
+
+def run_blocking(hs, name, f, *a):
+    """f(*a), recording `hs` (a handle or a tuple of them) as what the main thread is blocked on."""
+    global inside, inside_call
+    if _get_ident() != _MAIN:
+        return f(*a)
+    inside, inside_call = hs, name
+    try:
+        return f(*a)
+    finally:
+        inside = None
+        if settling:
+            _settle(hs)
+
+
+def _tracked(f, name, pos):
+    def call(*a):
+        global inside, inside_call
+        if _get_ident() != _MAIN:
+            return f(*a)
+        h = a[pos]
+        inside, inside_call = h, name
+        try:
+            return f(*a)
+        finally:
+            inside = None
+            if settling:
+                _settle(h)
+
+    call.raw = f
+    call.__name__ = name
+    return call
+
+
+def is_main_thread() -> bool:
+    return _get_ident() == _MAIN
+
+
 _lock = threading.Lock()
 lib = None            # the ctypes.CDLL once loaded
-fn = None             # namespace of bound functions: fn.hetcclAllReduce(...)
+fn = None             # namespace of bound functions: fn.hetcclAllReduce(...) (blocking ones wrapped: _tracked)
 _path = None          # absolute path of the loaded file
 _source = None        # which rule of the search order found it
 _rma_missing = None   # names of RMA functions the library lacks (None: not checked yet)
@@ -185,7 +245,7 @@ def load():
             f = getattr(handle, name)
             f.restype = restype
             f.argtypes = argtypes
-            setattr(ns, name, f)
+            setattr(ns, name, _tracked(f, name, _BLOCKING[name]) if name in _BLOCKING else f)
         lib = handle
         _path = _resolve_path(handle)
         fn = ns
@@ -206,7 +266,7 @@ def rma_missing():
                 continue
             g.restype = restype
             g.argtypes = argtypes
-            setattr(f, name, g)
+            setattr(f, name, _tracked(g, name, _BLOCKING[name]) if name in _BLOCKING else g)
         _rma_missing = missing
     return _rma_missing
 

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import ctypes
 
-from . import _lib
-from ._errors import make_error
+from . import _interrupt, _lib
+from ._errors import INVALID_USAGE, make_error
 
 
-def _raise(rc, comm_handle):
+def _error(rc, comm_handle):
+    """The HetcclError for result `rc` of a call on `comm_handle`. When a SIGINT aborted that communicator
+    (_interrupt.py), the pending KeyboardInterrupt is raised instead, or else an InvalidUsageError saying so."""
+    if _interrupt.aborted and comm_handle in _interrupt.aborted:
+        _interrupt.check_signals()
+        return make_error(INVALID_USAGE, _interrupt.aborted[comm_handle])
     msg = _lib.fn.hetcclGetLastError(comm_handle)
     text = msg.decode(errors="replace") if msg else ""
     if not text:
         text = _lib.fn.hetcclGetErrorString(rc).decode(errors="replace")
-    raise make_error(rc, text)
+    return make_error(rc, text)
+
+
+def _raise(rc, comm_handle):
+    raise _error(rc, comm_handle)
 
 
 def check(rc, comm_handle=None):

@@ -27,7 +27,7 @@ class PointToPoint:
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
-            _keep(s)
+            _keep(s, h)
         return buf
 
     def recv(self, buf, peer: int, *, stream=None):
@@ -40,7 +40,7 @@ class PointToPoint:
         if rc:
             _raise(rc, h)
         if _tls.__dict__.get("keep") is not None:
-            _keep(r)
+            _keep(r, h)
         return buf
 
     # -- byte helpers (descriptors, small messages) --

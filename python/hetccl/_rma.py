@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import ctypes
 
-from . import _lib
+from . import _interrupt, _lib
 from ._comm import check
 from ._dlpack import GPU_DEVICES, export, producer_stream, stream_handle
-from ._errors import REMOTE_ERROR, HetcclError, InvalidArgumentError, make_error
+from ._errors import INVALID_USAGE, REMOTE_ERROR, HetcclError, InvalidArgumentError, make_error
 from ._types import _int32, _uint
 
 MEM_KINDS = {0: "host", 1: "cuda", 2: "hip"}
@@ -139,8 +139,12 @@ class Request:
     def _finish(self, rc):
         r, self._r = self._r, None
         if rc:
-            msg = _lib.fn.hetcclGetLastError(self._comm_h)
-            self._error = make_error(rc, msg.decode(errors="replace") if msg else "")
+            why = _interrupt.aborted.get(self._comm_h) if _interrupt.aborted else None
+            if why is not None:  # Ctrl-C aborted the communicator (_interrupt.py)
+                self._error = make_error(INVALID_USAGE, why)
+            else:
+                msg = _lib.fn.hetcclGetLastError(self._comm_h)
+                self._error = make_error(rc, msg.decode(errors="replace") if msg else "")
         else:
             self._done = True
         _lib.fn.hetcclRequestFree(r)
@@ -148,9 +152,11 @@ class Request:
 
     def wait(self):
         """Blocks until done; raises the request's error (RemoteError naming the peer on failure/timeout)."""
-        if self._r is not None:
-            self._finish(_lib.fn.hetcclRequestWait(self._r))
+        if self._r is not None:  # a Ctrl-C on the main thread aborts the communicator: the wait returns
+            self._finish(_lib.run_blocking(self._comm_h, "hetcclRequestWait", _lib.fn.hetcclRequestWait, self._r))
         if self._error is not None:
+            if _interrupt.aborted and self._comm_h in _interrupt.aborted:
+                _interrupt.check_signals()  # the pending KeyboardInterrupt, not the error
             raise self._error
         return self
 

@@ -4,9 +4,11 @@ or falls silent must surface as RemoteError naming it, and the launcher variable
 which holds only if both build the same unique id."""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -76,6 +78,52 @@ def test_silent_peer_times_out_with_remote_error():
     assert "RemoteError" in out and "rank 1" in out, out
     assert time.monotonic() - t0 < 30
     print(out)
+
+
+def test_ctrl_c_in_a_blocked_all_reduce_raises_keyboard_interrupt(tmp_path):
+    """Issue 27 item 8: rank 0 blocks in an all_reduce that rank 1 never joins (it waits for a file), with
+    HETCCL_TIMEOUT=60; SIGINT to rank 0 must give a KeyboardInterrupt within 10 s (a liveness bound: it
+    takes milliseconds; without the SIGINT thread it came at the 60 s deadline), its communicator aborted
+    (a later call: InvalidUsageError saying so) and a clean exit; rank 1, started again by the file once
+    rank 0 is gone, gets a RemoteError naming rank 0. Cost: about 1.5 s (two Python ranks start, 1 s blocked)."""
+    uid = hetccl.get_unique_id().hex()
+    go = tmp_path / "go"
+    env = clean_env(HETCCL_TIMEOUT=60, CHILD_GO_FILE=str(go))
+    procs = [subprocess.Popen([sys.executable, CHILD, "sigint", uid, "2", str(r)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for r in range(2)]
+    lines, blocked = [], threading.Event()
+
+    def read0():
+        for line in procs[0].stdout:
+            lines.append(line)
+            if "blocked in all_reduce" in line:
+                blocked.set()
+
+    reader = threading.Thread(target=read0, daemon=True)
+    reader.start()
+    try:
+        assert blocked.wait(60), f"rank 0 never reached its all_reduce: {''.join(lines)}"
+        time.sleep(1.0)  # inside the C call by now
+        sent = time.monotonic()
+        procs[0].send_signal(signal.SIGINT)
+        try:
+            rc0 = procs[0].wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"rank 0 still running 10 s after SIGINT (HETCCL_TIMEOUT=60): {''.join(lines)}")
+        reader.join(5)
+        out0 = "".join(lines)
+        assert rc0 == 0, f"rank 0 (rc {rc0}): {out0}"
+        took = [float(x.split(" at ")[1]) - sent for x in lines if "KeyboardInterrupt at" in x]
+        assert took and took[0] < 10, out0
+        go.touch()
+        out1, _ = procs[1].communicate(timeout=60)
+        assert procs[1].returncode == 0 and "RemoteError" in out1 and "rank 0" in out1, out1
+        print(f"KeyboardInterrupt {took[0] * 1000:.0f} ms after SIGINT\n{out0}{out1}")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
 
 def free_port_pair():
