@@ -4,22 +4,10 @@
 // all-gather, only when the answer matters). Every rank therefore takes the same decision. Pure
 // functions: tests/unit/comm/path_selector_test.cc runs the decision table over synthetic peer lists.
 //
-//   no rank has a GPU                                          -> host only (no device executor)
-//   every rank a GPU rank of one domain, vendor on every rank  -> vendor delegation (whatever HETCCL_GPU_EXEC)
-//   HETCCL_GPU_EXEC=staged                                     -> host staging
-//   a CPU rank, or a single rank                               -> host staging (the stream pipeline cannot
-//                                                                 run; HETCCL_GPU_EXEC=pipeline says so at WARN)
-//   GPU ranks (one host or several), several domains, HETCCL_GPU_EXEC=auto, vendor on every rank, no two
-//   ranks of one domain on the same GPU of a host (the vendor would refuse them)
-//                                                              -> stream pipeline, vendor inside each domain
-//                                                                 (the stream pipeline alone, said at WARN,
-//                                                                 when a domain's vendor communicator fails);
-//                                                                 rings to other hosts mirrored by the ring
-//                                                                 proxy (net_ring_proxy.hpp)
-//   GPU ranks on several hosts otherwise, HETCCL_GPU_EXEC=auto -> host staging (the pipeline alone was no
-//                                                                 faster at 64-256 MiB on two H100s)
-//   GPU ranks on several hosts, HETCCL_GPU_EXEC=pipeline       -> stream pipeline, rings to other hosts mirrored
-//   otherwise (GPU ranks of one host, or HETCCL_GPU_EXEC=pipeline) -> stream pipeline
+// The decision table itself is not written out here: tests/unit/comm/path_table_doc_test.cc runs
+// representative layouts through these functions and renders the result into docs/DESIGN.md (between
+// `<!-- path-table:begin -->` and `<!-- path-table:end -->`); the test fails when that block differs
+// (HETCCL_WRITE_DOCS=1 rewrites it).
 // "Vendor on every rank" also needs HETCCL_VENDOR_CCL other than "off". Each rank loads the flavour of
 // its own device (NCCL for cuda, RCCL for hip): delegation needs one device kind on every rank, the vendor
 // inside domains one device kind per domain (a CUDA domain and a HIP domain of one host each get theirs).

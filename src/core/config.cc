@@ -174,10 +174,11 @@ bool oneOf(const Choice& c, const std::string& v) {
 
 /// HETCCL_* names read outside the library (the Python package, the tools' build, the test scripts): not
 /// misspellings. Names starting with HETCCL_TEST_ or HETCCL_NETNS_ are the tests' too.
-constexpr std::array<std::string_view, 13> kReadElsewhere{
+constexpr std::array<std::string_view, 14> kReadElsewhere{
     "HETCCL_LIBRARY", "HETCCL_BUNDLE_LIBRARY", "HETCCL_SOURCE_ROOT", "HETCCL_PYTEST_SUMMARY_DIR", "HETCCL_SIM_SEED",
     "HETCCL_WIRE_VECTORS_DIR", "HETCCL_WRITE_WIRE_VECTORS", "HETCCL_BENCH_DEPS", "HETCCL_CTEST_ARGS",
-    "HETCCL_IN_PRIVATE_SHM", "HETCCL_PREBUILT", "HETCCL_FUZZ_SECONDS", "HETCCL_SOAK_SECONDS"};
+    "HETCCL_IN_PRIVATE_SHM", "HETCCL_PREBUILT", "HETCCL_FUZZ_SECONDS", "HETCCL_SOAK_SECONDS",
+    "HETCCL_WRITE_DOCS"};
 
 size_t editDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);

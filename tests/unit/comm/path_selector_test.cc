@@ -5,62 +5,19 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "bootstrap_harness.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "path_facts.hpp"
 
 namespace hetccl {
 namespace {
 
 using bootstrap::testing::ScopedEnv;
-
-/// One rank of a synthetic job: device kind, host id, domain name.
-struct RankSpec {
-  DeviceKind kind;
-  std::string host;
-  std::string domain;
-};
-
-RankSpec gpu(std::string host, std::string domain) { return {DeviceKind::Cuda, std::move(host), std::move(domain)}; }
-RankSpec cpu(std::string host, std::string domain) { return {DeviceKind::Host, std::move(host), std::move(domain)}; }
-
-/// The facts rank `rank` sees: peers, topology (domains numbered by first appearance, as the
-/// communicator numbers them), the configuration, and — when the selector asks — which ranks load the
-/// vendor library (`vendorMissing` do not).
-PathFacts factsFor(const std::vector<RankSpec>& job, int rank, const std::string& gpuExec = "auto",
-                   const std::string& vendorCcl = "auto", const std::vector<int>& vendorMissing = {}) {
-  PathFacts f;
-  f.rank = rank;
-  f.gpuExec = gpuExec;
-  f.vendorCcl = vendorCcl;
-  f.topology.rank = rank;
-  f.topology.nranks = static_cast<int>(job.size());
-  std::map<std::string, int> domainIndex;
-  for (size_t r = 0; r < job.size(); ++r) {
-    PeerInfo p;
-    p.rank = static_cast<int>(r);
-    p.hostId = job[r].host;
-    p.domain = job[r].domain;
-    p.deviceKind = job[r].kind;
-    p.deviceIndex = job[r].kind == DeviceKind::Host ? -1 : static_cast<int>(r);
-    f.peers.push_back(p);
-    auto [it, inserted] = domainIndex.emplace(p.domain, static_cast<int>(domainIndex.size()));
-    f.topology.domainOf.push_back(it->second);
-  }
-  f.topology.validate();
-  if (vendorProbeNeeded(f)) {  // what Communicator::probeVendor all-gathers
-    f.vendorLoads.assign(job.size(), true);
-    for (int r : vendorMissing) f.vendorLoads[r] = false;
-    f.vendorName = "NCCL 2.28.9 from /fake/libnccl.so.2";
-    for (int r : vendorMissing)
-      if (r == rank) f.localVendorError = "no libnccl.so.2 found";
-  }
-  return f;
-}
+using namespace path_test;
 
 /// The decision of every rank; fails the test unless they are all the same path. Returns rank 0's.
 PathChoice decide(const std::vector<RankSpec>& job, const std::string& gpuExec = "auto",
