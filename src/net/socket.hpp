@@ -42,6 +42,15 @@ struct InterfaceAddress {
 /// chooseLocalAddress() over a given interface list (kernel order) and filter text ("" = no filter).
 SocketAddress chooseLocalAddressFrom(const std::vector<InterfaceAddress>& interfaces, const std::string& filterText);
 
+/// The names of the interfaces in `interfaces` that filter `filterText` (HETCCL_SOCKET_IFNAME syntax, not
+/// empty) accepts, each once, in the list's order. Throws InvalidArgument on a filter naming nothing.
+std::vector<std::string> interfacesAllowedBy(const std::vector<InterfaceAddress>& interfaces, const std::string& filterText);
+/// interfacesAllowedBy(the interfaces that are up, HETCCL_SOCKET_IFNAME); empty when HETCCL_SOCKET_IFNAME
+/// is not set (no restriction).
+std::vector<std::string> allowedInterfaces();
+/// Whether `name` passes filter `filterText` (HETCCL_SOCKET_IFNAME syntax).
+bool interfaceAllowed(const std::string& name, const std::string& filterText);
+
 /// accept() failed with EMFILE / ENFILE: this process (or the system) has no file descriptor left. The
 /// message carries the limit and what to do (fileLimitAdvice).
 class DescriptorsExhausted : public SystemError {
