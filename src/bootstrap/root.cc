@@ -24,12 +24,14 @@ struct Registry {
 };
 
 Registry& registry();
+pid_t gRegistryPid = 0;  // the process whose exit handler stops the roots (a forked child has no root threads)
 
 /// Process exit: a failed root still owes ranks the failure (they would otherwise wait their whole
 /// deadline for a root that is gone, then blame its process); one shared linger budget for all. Runs as
 /// an exit handler registered after OpenSSL's (see registry()), so the roots answer and stop before
 /// OpenSSL's cleanup: a static destructor could run after it and crash in the handshake (issue 27 item 1).
 void stopRootsAtExit() {
+  if (getpid() != gRegistryPid) return;
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   const Deadline linger = Deadline::afterMs(RendezvousRoot::kExitLingerMs);
@@ -42,6 +44,7 @@ Registry& registry() {
   static Registry* r = [] {
     cryptoReady();  // OpenSSL's exit handler and the crypto gate's are registered by now: ours runs first
     auto* reg = new Registry;  // never destroyed: stopRootsAtExit empties it
+    gRegistryPid = getpid();
     std::atexit(&stopRootsAtExit);
     return reg;
   }();
