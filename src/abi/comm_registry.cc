@@ -1,5 +1,8 @@
 #include "abi/comm_registry.hpp"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -23,13 +26,27 @@ struct Registry {
 };
 
 Registry& registry() {
-  static auto* r = new Registry;  // never destroyed: handles may be used from atexit handlers
+  static auto* r = [] {
+    auto* reg = new Registry;  // never destroyed: handles may be used from atexit handlers
+    // A fork() while another thread holds the mutex would leave it locked for ever in the child.
+    pthread_atfork([] { registry().mu.lock(); }, [] { registry().mu.unlock(); }, [] { registry().mu.unlock(); });
+    return reg;
+  }();
   return *r;
 }
 
 thread_local std::vector<CommRef> groupHolds;
 
 uint64_t key(hetcclComm_t comm) { return reinterpret_cast<uintptr_t>(comm); }
+
+/// A handle inherited through fork(): its threads, connections and peers belong to the parent (the
+/// child's copies of its sockets were replaced by /dev/null at fork, see net/socket.cc).
+void requireCreator(const CommCore& core) {
+  if (core.pid == getpid()) return;
+  throw InvalidUsage(concat("comm was created by process ", core.pid, " and this process (", getpid(),
+                            ") is a child it forked: a communicator cannot be used, aborted or destroyed across fork(); "
+                            "create a new one in the child (its peers still talk to the parent)"));
+}
 
 [[noreturn]] void notLive(hetcclComm_t comm) {
   if (!comm) throw InvalidArgument("comm is null");
@@ -42,6 +59,7 @@ uint64_t key(hetcclComm_t comm) { return reinterpret_cast<uintptr_t>(comm); }
 hetcclComm_t registerComm(std::unique_ptr<Communicator> impl) {
   auto core = std::make_shared<CommCore>();
   core->impl = std::move(impl);
+  core->pid = getpid();
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   uint64_t k = kHandleTag | r.nextSerial++;
@@ -54,12 +72,20 @@ CommRef tryLookup(hetcclComm_t comm) noexcept {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.live.find(key(comm));
-  return it == r.live.end() ? nullptr : it->second;
+  return it == r.live.end() || it->second->pid != getpid() ? nullptr : it->second;
 }
 
 CommRef lookup(hetcclComm_t comm) {
-  CommRef ref = tryLookup(comm);
+  if (!comm) notLive(comm);
+  CommRef ref;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto it = r.live.find(key(comm));
+    if (it != r.live.end()) ref = it->second;
+  }
   if (!ref) notLive(comm);
+  requireCreator(*ref);
   return ref;
 }
 
@@ -69,6 +95,7 @@ CommRef unregister(hetcclComm_t comm) {
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.live.find(key(comm));
   if (it == r.live.end()) notLive(comm);
+  requireCreator(*it->second);
   CommRef ref = std::move(it->second);
   r.live.erase(it);
   return ref;

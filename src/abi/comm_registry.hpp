@@ -16,6 +16,7 @@ namespace hetccl::abi {
 /// What a live handle refers to. `impl` is destroyed with the last reference.
 struct CommCore {
   std::unique_ptr<Communicator> impl;
+  int pid = 0;  // the process that created it: a forked child inherits the handle but may not use it
 };
 using CommRef = std::shared_ptr<CommCore>;
 

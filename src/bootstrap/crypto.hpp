@@ -14,6 +14,12 @@ namespace hetccl::bootstrap {
 using Secret = std::array<unsigned char, kSecretBytes>;
 using Mac = std::array<unsigned char, 32>;
 
+/// Initialises OpenSSL (its exit-time cleanup is registered with atexit by then) and this file's exit
+/// handler, which runs before OpenSSL's cleanup and makes every later call here throw SystemError instead
+/// of touching freed OpenSSL state. Code that must use cryptography during process exit (the rendezvous
+/// root's linger) registers its own exit handler after calling this, so that handler runs first.
+void cryptoReady();
+
 /// Fills `out` with cryptographically strong random bytes (RAND_bytes). Throws SystemError when the
 /// generator is not seeded.
 void randomBytes(std::span<unsigned char> out);

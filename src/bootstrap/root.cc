@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -20,20 +21,34 @@ constexpr int kPollSliceMs = 100;
 struct Registry {
   std::mutex mutex;
   std::vector<std::unique_ptr<RendezvousRoot>> roots;
-  ~Registry() {
-    std::lock_guard lock(mutex);
-    // Process exit: a failed root still owes ranks the failure (they would otherwise wait their whole
-    // deadline for a root that is gone, then blame its process); one shared linger budget for all.
-    const Deadline linger = Deadline::afterMs(RendezvousRoot::kExitLingerMs);
-    for (auto& root : roots)
-      if (root->owesFailure()) root->lingerWhileOwed(linger.remainingMs());
-    roots.clear();  // each destructor stops and joins its thread
-  }
 };
 
+Registry& registry();
+pid_t gRegistryPid = 0;  // the process whose exit handler stops the roots (a forked child has no root threads)
+
+/// Process exit: a failed root still owes ranks the failure (they would otherwise wait their whole
+/// deadline for a root that is gone, then blame its process); one shared linger budget for all. Runs as
+/// an exit handler registered after OpenSSL's (see registry()), so the roots answer and stop before
+/// OpenSSL's cleanup: a static destructor could run after it and crash in the handshake (issue 27 item 1).
+void stopRootsAtExit() {
+  if (getpid() != gRegistryPid) return;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  const Deadline linger = Deadline::afterMs(RendezvousRoot::kExitLingerMs);
+  for (auto& root : r.roots)
+    if (root->owesFailure()) root->lingerWhileOwed(linger.remainingMs());
+  r.roots.clear();  // each destructor stops and joins its thread
+}
+
 Registry& registry() {
-  static Registry r;
-  return r;
+  static Registry* r = [] {
+    cryptoReady();  // OpenSSL's exit handler and the crypto gate's are registered by now: ours runs first
+    auto* reg = new Registry;  // never destroyed: stopRootsAtExit empties it
+    gRegistryPid = getpid();
+    std::atexit(&stopRootsAtExit);
+    return reg;
+  }();
+  return *r;
 }
 
 }  // namespace

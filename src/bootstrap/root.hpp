@@ -40,10 +40,11 @@ class RendezvousRoot {
 
   /// Starts a root owned by a process-wide registry (so it outlives the caller and still answers late
   /// ranks after an error). A finished root has closed its listener; its thread is joined when the next
-  /// root starts or at process exit. At process exit (static destruction), a root whose job failed
-  /// while some ranks had not connected yet keeps answering them with the failure for up to
-  /// kExitLingerMs (bounded by its own deadline) before it stops: a rank that joins after the failure
-  /// learns which rank failed instead of waiting for a root that is gone. Returns the bound address.
+  /// root starts or at process exit. At process exit (an exit handler that runs before OpenSSL's
+  /// cleanup), a root whose job failed while some ranks had not connected yet keeps answering them with
+  /// the failure for up to kExitLingerMs (bounded by its own deadline) before it stops: a rank that joins
+  /// after the failure learns which rank failed instead of waiting for a root that is gone. Returns the
+  /// bound address.
   static net::SocketAddress startInBackground(const net::SocketAddress& at, const Secret& secret, Deadline deadline,
                                               int hostRank = -1);
 

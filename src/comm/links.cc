@@ -1,9 +1,8 @@
 #include "comm/links.hpp"
 
-#include <openssl/rand.h>
-
 #include <cstring>
 
+#include "bootstrap/crypto.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
 #include "net/rdma_devices.hpp"
@@ -173,8 +172,7 @@ LinkSet::LinkSet(bootstrap::Bootstrap& boot, const std::string& forced, const st
   transports_.push_back(transport::makeTcpTransport());
   transports_.push_back(mine.ucx & kUcxUsable ? transport::makeUcxTransport() : nullptr);
   std::vector<std::unique_ptr<transport::Listener>> listeners(kNumTransports);
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(&mine.nonce), sizeof mine.nonce) != 1)
-    throw SystemError("RAND_bytes failed while creating connection tokens");
+  bootstrap::randomBytes(std::span(reinterpret_cast<unsigned char*>(&mine.nonce), sizeof mine.nonce));
   std::strncpy(mine.transport, (forced.empty() ? std::string("auto") : forced).c_str(), sizeof mine.transport - 1);
   // Every rank listens on a transport when any of its peers may use it.
   for (int t = 0; t < kNumTransports; ++t) {

@@ -10,6 +10,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -123,6 +124,24 @@ SocketAddress chooseLocalAddressFrom(const std::vector<InterfaceAddress>& all, c
   }
   HETCCL_INFO(log::kNet, "no non-loopback IPv4 interface is up; using 127.0.0.1");
   return loopbackV4();
+}
+
+std::vector<std::string> interfacesAllowedBy(const std::vector<InterfaceAddress>& all, const std::string& filterText) {
+  InterfaceFilter filter = InterfaceFilter::parse(filterText);
+  std::vector<std::string> names;
+  for (const auto& c : all)
+    if (filter.accepts(c.name) && std::find(names.begin(), names.end(), c.name) == names.end()) names.push_back(c.name);
+  return names;
+}
+
+bool interfaceAllowed(const std::string& name, const std::string& filterText) {
+  return InterfaceFilter::parse(filterText).accepts(name);
+}
+
+std::vector<std::string> allowedInterfaces() {
+  const Config& cfg = config();
+  if (!cfg.isSet("HETCCL_SOCKET_IFNAME")) return {};
+  return interfacesAllowedBy(upInterfaces(), cfg.str("HETCCL_SOCKET_IFNAME"));
 }
 
 SocketAddress chooseLocalAddress() {

@@ -19,6 +19,17 @@ std::vector<std::string> rdmaDevicesIn(const std::string& dir) {
   return names;
 }
 
+std::vector<std::string> rdmaPortsFor(const std::string& dir, const std::function<bool(const std::string&)>& allowed) {
+  std::vector<std::string> out;
+  for (const std::string& dev : rdmaDevicesIn(dir)) {
+    bool ok = false;
+    for (const std::string& netdev : rdmaDevicesIn(dir + "/" + dev + "/device/net")) ok = ok || allowed(netdev);
+    if (!ok) continue;
+    for (const std::string& port : rdmaDevicesIn(dir + "/" + dev + "/ports")) out.push_back(dev + ":" + port);
+  }
+  return out;
+}
+
 std::vector<std::string> rdmaDevices() { return rdmaDevicesIn(config().str("HETCCL_RDMA_SYSFS")); }
 
 }  // namespace hetccl::net

@@ -6,6 +6,7 @@
 // (docs/STATUS.md), so auto keeps tcp there.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,10 @@ std::vector<std::string> rdmaDevicesIn(const std::string& dir);
 
 /// rdmaDevicesIn(HETCCL_RDMA_SYSFS), whose default is /sys/class/infiniband.
 std::vector<std::string> rdmaDevices();
+
+/// UCX's names ("mlx5_0:1") of the ports of the devices listed in `dir` whose network interface (the
+/// IPoIB or RoCE netdev, dir/DEV/device/net/NAME) passes `allowed`: the RDMA devices that go with the
+/// interfaces HETCCL_SOCKET_IFNAME allows. Devices without a netdev or a ports directory are left out.
+std::vector<std::string> rdmaPortsFor(const std::string& dir, const std::function<bool(const std::string&)>& allowed);
 
 }  // namespace hetccl::net

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +14,9 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "net/socket.hpp"
@@ -22,6 +25,35 @@ namespace hetccl::net {
 namespace {
 
 constexpr int kIoFlags = MSG_DONTWAIT | MSG_NOSIGNAL;
+
+/// The descriptors Sockets own, for the fork handlers (see Socket).
+struct Owned {
+  std::mutex mutex;
+  std::unordered_set<int> fds;
+};
+
+void abandonInChild();
+
+Owned& owned() {
+  static Owned* o = [] {
+    auto* x = new Owned;  // never destroyed: Sockets close during static destruction too
+    pthread_atfork([] { owned().mutex.lock(); }, [] { owned().mutex.unlock(); }, &abandonInChild);
+    return x;
+  }();
+  return *o;
+}
+
+/// fork() child (one thread, the mutex held since the prepare handler): every owned socket becomes
+/// /dev/null, so the parent's peers see EOF when the parent dies, however long the child lives.
+void abandonInChild() {
+  Owned& o = owned();
+  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd : o.fds) {
+    if (null < 0 || ::dup3(null, fd, O_CLOEXEC) < 0) ::close(fd);  // no /dev/null: the number may be reused
+  }
+  if (null >= 0) ::close(null);
+  o.mutex.unlock();
+}
 
 void setNoDelay(int fd) {
   int one = 1;
@@ -83,10 +115,23 @@ Socket& Socket::operator=(Socket&& o) noexcept {
   return *this;
 }
 
+Socket::Socket(int fd) : fd_(fd) {
+  if (fd_ < 0) return;
+  Owned& o = owned();
+  std::lock_guard lock(o.mutex);
+  o.fds.insert(fd_);
+}
+
 Socket::~Socket() { close(); }
 
 void Socket::close() noexcept {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  {
+    Owned& o = owned();
+    std::lock_guard lock(o.mutex);
+    o.fds.erase(fd_);
+    ::close(fd_);  // inside the lock: a fork between erase and close would leave the child a live copy
+  }
   fd_ = -1;
 }
 

@@ -42,6 +42,15 @@ struct InterfaceAddress {
 /// chooseLocalAddress() over a given interface list (kernel order) and filter text ("" = no filter).
 SocketAddress chooseLocalAddressFrom(const std::vector<InterfaceAddress>& interfaces, const std::string& filterText);
 
+/// The names of the interfaces in `interfaces` that filter `filterText` (HETCCL_SOCKET_IFNAME syntax, not
+/// empty) accepts, each once, in the list's order. Throws InvalidArgument on a filter naming nothing.
+std::vector<std::string> interfacesAllowedBy(const std::vector<InterfaceAddress>& interfaces, const std::string& filterText);
+/// interfacesAllowedBy(the interfaces that are up, HETCCL_SOCKET_IFNAME); empty when HETCCL_SOCKET_IFNAME
+/// is not set (no restriction).
+std::vector<std::string> allowedInterfaces();
+/// Whether `name` passes filter `filterText` (HETCCL_SOCKET_IFNAME syntax).
+bool interfaceAllowed(const std::string& name, const std::string& filterText);
+
 /// accept() failed with EMFILE / ENFILE: this process (or the system) has no file descriptor left. The
 /// message carries the limit and what to do (fileLimitAdvice).
 class DescriptorsExhausted : public SystemError {
@@ -50,10 +59,15 @@ class DescriptorsExhausted : public SystemError {
 };
 
 /// An owned file descriptor of a connected stream socket.
+///
+/// Fork: every descriptor a Socket owns is listed process-wide; in a child made by fork() each is
+/// replaced by /dev/null (pthread_atfork), so a live child never keeps a connection of its parent open
+/// (the peer sees EOF when the parent dies, issue 27 item 5) and cannot write into it. The child's
+/// objects still own the numbers and close /dev/null when destroyed.
 class Socket {
  public:
   Socket() = default;
-  explicit Socket(int fd) : fd_(fd) {}
+  explicit Socket(int fd);
   Socket(Socket&& o) noexcept : fd_(o.release()) {}
   Socket& operator=(Socket&& o) noexcept;
   Socket(const Socket&) = delete;
@@ -87,6 +101,7 @@ class Socket {
   SocketAddress peerAddress() const;
   int fd() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  /// Gives the descriptor up without closing it; it stays listed for fork (hand it to another Socket).
   int release() noexcept {
     int f = fd_;
     fd_ = -1;

@@ -11,6 +11,8 @@
 #include "core/deadline.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "net/rdma_devices.hpp"
+#include "net/socket.hpp"
 
 namespace hetccl::transport::ucx {
 namespace {
@@ -21,19 +23,45 @@ void onEndpointError(void* arg, void* /*ep*/, api::ucs_status_t status) {
   static_cast<EpState*>(arg)->status.store(status == api::UCS_OK ? api::UCS_ERR_CONNECTION_RESET : status);
 }
 
+/// The UCX_NET_DEVICES value this process gives UCX, and why (`why`); "" leaves UCX's own choice.
+/// UCX_NET_DEVICES itself wins, then HETCCL_NET_DEVICES; else, where HETCCL_SOCKET_IFNAME is set, the
+/// interfaces it allows and the RDMA ports of those interfaces: UCX's tcp transport would otherwise
+/// listen and move data on every interface that is up (issue 27 item 6; docs/SECURITY.md).
+std::string netDevices(std::string* why) {
+  const Config& c = config();
+  if (std::getenv("UCX_NET_DEVICES")) return "";
+  if (c.isSet("HETCCL_NET_DEVICES")) {
+    *why = concat("HETCCL_NET_DEVICES=", c.str("HETCCL_NET_DEVICES"));
+    return c.str("HETCCL_NET_DEVICES");
+  }
+  if (!c.isSet("HETCCL_SOCKET_IFNAME")) return "";
+  const std::string filter = c.str("HETCCL_SOCKET_IFNAME");
+  std::vector<std::string> names = net::allowedInterfaces();
+  for (std::string& port : net::rdmaPortsFor(c.str("HETCCL_RDMA_SYSFS"), [&](const std::string& n) {
+         return net::interfaceAllowed(n, filter);
+       }))
+    names.push_back(std::move(port));
+  if (names.empty()) throw InvalidArgument(concat("ucx: HETCCL_SOCKET_IFNAME=", filter, " allows no interface that is up"));
+  *why = concat("the interfaces HETCCL_SOCKET_IFNAME=", filter, " allows");
+  std::string list;
+  for (const std::string& n : names) list += concat(list.empty() ? "" : ",", n);
+  return list;
+}
+
 /// A context with our features and the process's UCX configuration (UCX_* variables).
 void* createContext(const api::Ucp& u) {
   void* cfg = nullptr;
   int st = u.ucp_config_read(nullptr, nullptr, &cfg);
   if (st != api::UCS_OK) throw SystemError(concat("ucx: reading UCX's configuration (UCX_* variables) failed: ", u.statusText(st)));
-  const Config& c = config();
-  if (c.isSet("HETCCL_NET_DEVICES") && !std::getenv("UCX_NET_DEVICES")) {
-    st = u.ucp_config_modify(cfg, "NET_DEVICES", c.str("HETCCL_NET_DEVICES").c_str());
+  std::string why;
+  const std::string devices = netDevices(&why);
+  if (!devices.empty()) {
+    st = u.ucp_config_modify(cfg, "NET_DEVICES", devices.c_str());
     if (st != api::UCS_OK) {
       u.ucp_config_release(cfg);
-      throw InvalidArgument(concat("ucx: HETCCL_NET_DEVICES=", c.str("HETCCL_NET_DEVICES"),
-                                   " is not a valid UCX_NET_DEVICES value: ", u.statusText(st)));
+      throw InvalidArgument(concat("ucx: ", why, ": ", devices, " is not a valid UCX_NET_DEVICES value: ", u.statusText(st)));
     }
+    HETCCL_INFO(log::kNet, "ucx: network devices ", devices, " (", why, ")");
   }
   // UCX's tcp transport connects its wire-up sockets with a blocking connect() by default
   // (UCX_TCP_CONN_NB=n): towards a host that drops packets, ucp_ep_create and ucp_worker_progress would
