@@ -6,7 +6,9 @@
 # Each hetccl-perf run is repeated REPS times (the summary takes the median).
 #   OUT=./out BUILD_DIR=build-dev bash bench/gpu/run_algo_sweep_bench.sh     (BUILD_DIR built already:
 #   tools/hetccl-perf, tools/hetccl-run, libhetccl-cuda.so)
-# LAYOUTS (default "1p1 2p2"; 2p2 needs 4 GPUs), ALGOS (default "auto rd ring hier"), MAX (64M).
+# LAYOUTS (default "1p1 2p2"; 2p2 needs 4 GPUs), ALGOS (default "auto rd ring hier"), MAX (64M),
+# NCCL_BASELINE (1; 0 leaves out the torch/NCCL runs), TAG (a suffix for the raw file names: two builds
+# compared in one OUT).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
@@ -31,8 +33,9 @@ for layout in ${LAYOUTS:-1p1 2p2}; do
   esac
   if [ "$gpus" -lt "$n" ]; then echo "$layout: needs $n GPUs, $gpus here: skipped"; continue; fi
   for algo in ${ALGOS:-auto rd ring hier}; do
-    HETCCL_ALGO=$algo perf "${layout}_${algo}" 240 "${launch[@]}" -- all_reduce -b 8 -e "${MAX:-64M}" -f 4
+    HETCCL_ALGO=$algo perf "${layout}_${algo}${TAG:-}" 240 "${launch[@]}" -- all_reduce -b 8 -e "${MAX:-64M}" -f 4
   done
+  [ "${NCCL_BASELINE:-1}" = 1 ] || continue
   NPROC=$n torch_run "${layout}_nccl_host" 240 NCCL_P2P_DISABLE=1 -- --backend nccl --colls all_reduce \
     -b 8 -e "${MAX:-64M}" -f 4 -n "$ITERS" -w "$WARMUP"
 done

@@ -8,7 +8,7 @@ void planAllReduce(const OpContext& ctx) {
   const size_t count = ctx.op.count;
   const Location buf = Location::user(ctx.op.recvbuff);
   ctx.loadContribution(buf, Location::user(ctx.op.sendbuff), count);
-  if (vendorHier(ctx.topo, ctx.tuning)) return planVendorHierAllReduce(ctx);
+  if (vendorHierAllReduce(ctx.topo, ctx.bytes(count), ctx.tuning)) return planVendorHierAllReduce(ctx);
   const std::vector<int> members = ctx.topo.domainOrder();
   switch (chooseAllReduce(ctx.topo, ctx.bytes(count), ctx.tuning)) {
     case AlgoChoice::Hier:

@@ -11,11 +11,16 @@ bool vendorHier(const Topology& topology, const Tuning& tuning) {
   return topology.numDomains() < topology.nranks;  // some domain has several ranks
 }
 
+bool vendorHierAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning) {
+  if (!vendorHier(topology, tuning)) return false;
+  return tuning.algo != AlgoChoice::Auto || bytes > tuning.smallBytes;
+}
+
 AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning) {
   if (tuning.algo != AlgoChoice::Auto) return tuning.algo;
   if (topology.nranks == 2 && bytes <= tuning.pairExchangeBytes) return AlgoChoice::RecursiveDoubling;
-  if (topology.numDomains() > 1) return AlgoChoice::Hier;
-  return bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Ring;
+  if (bytes <= tuning.smallBytes) return AlgoChoice::RecursiveDoubling;
+  return topology.numDomains() > 1 ? AlgoChoice::Hier : AlgoChoice::Ring;
 }
 
 bool rootedUsesTree(size_t bytes, const Tuning& tuning) {
@@ -35,7 +40,8 @@ std::string describeChoice(const Topology& topology, CollKind kind, size_t bytes
       "domain reduce-scatter (vendor) -> cross-domain reduction among each piece's owners (rings) -> ";
   switch (kind) {
     case CollKind::AllReduce:
-      if (vendor) return concat("hier-vendor: ", kVendorReduce, "domain all-gather (vendor), pipelined");
+      if (vendorHierAllReduce(topology, bytes, tuning))
+        return concat("hier-vendor: ", kVendorReduce, "domain all-gather (vendor), pipelined");
       switch (chooseAllReduce(topology, bytes, tuning)) {
         case AlgoChoice::Hier:
           return "hier: domain ring reduce-scatter -> cross-domain reduction among each piece's owners -> domain "
