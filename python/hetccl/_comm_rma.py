@@ -8,6 +8,7 @@ import ctypes
 from . import _lib
 from ._errors import InvalidUsageError
 from ._library import check
+from ._rma import Memory, RemoteMemory, RmaState, require_rma
 from ._types import _int32, _uint
 
 
@@ -18,8 +19,6 @@ class RmaCalls:
 
     def rma_init(self):
         """hetcclRmaInit (collective, once): opens the RMA connections and starts the progress thread."""
-        from ._rma import RmaState
-
         if self._rma is not None:
             raise InvalidUsageError("rma_init was already called on this communicator", 5)
         h = self._live()
@@ -31,14 +30,10 @@ class RmaCalls:
     def register(self, obj, nbytes: int | None = None):
         """Registers the memory of `obj` (any DLPack object; the whole buffer, or its first `nbytes`) for
         remote access. Returns a Memory (its .descriptor() goes to the peers)."""
-        from ._rma import Memory
-
         return Memory(self, obj, nbytes)
 
     def import_descriptor(self, desc: bytes):
         """Imports a peer's Memory.descriptor(): a RemoteMemory to put to / get from."""
-        from ._rma import RemoteMemory
-
         return RemoteMemory(self, desc)
 
     def notify(self, peer: int, tag: int):
@@ -69,8 +64,6 @@ class RmaCalls:
     def _rma_live(self):
         h = self._live()
         if self._rma is None:
-            from ._rma import require_rma
-
             require_rma()
             raise InvalidUsageError("call comm.rma_init() first (collective)", 5)
         return h

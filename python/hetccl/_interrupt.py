@@ -186,3 +186,4 @@ def _after_fork_in_child():
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+_lib._settle = settle  # _lib calls it once `settling` is set (only this module sets it)

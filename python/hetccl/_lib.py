@@ -111,12 +111,7 @@ _get_ident = threading.get_ident
 inside = None       # handle (int), or tuple of handles (a group's end), the main thread is blocked on
 inside_call = None  # the C function's name
 settling = False    # True once a signal aborted a communicator: calls then wait for that abort to end
-
-
-def _settle(hs):
-    from . import _interrupt
-
-    _interrupt.settle(hs)
+_settle = None      # _interrupt.settle, set by _interrupt when it is imported (this module imports nothing of it)
 
 
 def run_blocking(hs, name, f, *a):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 
 from . import _interrupt, _lib
-from ._comm import check
+from ._library import check
 from ._dlpack import GPU_DEVICES, export, producer_stream, stream_handle
 from ._errors import INVALID_USAGE, REMOTE_ERROR, HetcclError, InvalidArgumentError, make_error
 from ._types import _int32, _uint
