@@ -8,6 +8,7 @@ pkgs=(cmake ninja-build g++ libssl-dev libgtest-dev libgmock-dev iproute2 procps
       clang-16 lld-16 libamdhip64-dev  # libhetccl-hip.so: amdgcn kernels (clang/lld 16), HIP headers for its signature check
       rocm-device-libs  # a real hiprtc compiles the plugin's embedded kernel source (tests/unit/hip_plugin)
       strace  # tests/mp/ucx_connects_nonblocking.sh: how UCX connects its sockets
+      pkgconf  # tests/install/check_install.sh: a program built against the installed tree through pkg-config
       libucx-dev ucx-utils  # ucx transport: libucp.so.0 at run time (its tests), <ucp/api/ucp.h> for ucp_api.hpp's build-time check; ucx_info
       python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest)  # python/ package + tests
 if [[ "${HETCCL_BENCH_DEPS:-0}" == 1 ]]; then
