@@ -504,7 +504,12 @@ void RmaService::failPeer(int peer, const Error& e) {
     std::string what = e.what();
     if (what.find(concat("rank ", peer)) == std::string::npos) what = concat(peerName(peer), ": ", what);
     dead_[peer] = PeerError(peer, peers_[peer].hostId, concat("RMA channel to ", peerName(peer), " failed: ", what));
-    if (!aborted_.load()) HETCCL_WARN(log::kNet, "rank ", rank_, ": ", dead_[peer]->what());
+    // While this service stops (finalize/destroy), a peer that stopped too closes its connections, maybe
+    // before its Bye is read (tcp stripes a channel over several sockets): expected, said at INFO only.
+    if (stopping_)
+      HETCCL_INFO(log::kNet, "rank ", rank_, ": while stopping: ", dead_[peer]->what());
+    else if (!aborted_.load())
+      HETCCL_WARN(log::kNet, "rank ", rank_, ": ", dead_[peer]->what());
   }
   std::vector<std::shared_ptr<Request>> mine;
   for (auto& [id, r] : pending_)
