@@ -13,14 +13,16 @@ bool vendorHier(const Topology& topology, const Tuning& tuning) {
 
 bool vendorHierAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning) {
   if (!vendorHier(topology, tuning)) return false;
-  return tuning.algo != AlgoChoice::Auto || bytes > tuning.smallBytes;
+  return tuning.algo != AlgoChoice::Auto || !tuning.smallAllReduceByDoubling || bytes > tuning.smallBytes;
 }
 
 AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning) {
   if (tuning.algo != AlgoChoice::Auto) return tuning.algo;
   if (topology.nranks == 2 && bytes <= tuning.pairExchangeBytes) return AlgoChoice::RecursiveDoubling;
-  if (bytes <= tuning.smallBytes) return AlgoChoice::RecursiveDoubling;
-  return topology.numDomains() > 1 ? AlgoChoice::Hier : AlgoChoice::Ring;
+  if (topology.numDomains() > 1)
+    return tuning.smallAllReduceByDoubling && bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling
+                                                                          : AlgoChoice::Hier;
+  return bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Ring;
 }
 
 bool rootedUsesTree(size_t bytes, const Tuning& tuning) {

@@ -19,14 +19,13 @@ namespace hetccl::algo {
 bool vendorHier(const Topology& topology, const Tuning& tuning);
 
 /// Whether an all-reduce of `bytes` bytes runs hierarchically with the vendor inside the domains: as
-/// vendorHier(), but under HETCCL_ALGO=auto not up to HETCCL_SMALL_BYTES, where chooseAllReduce's
-/// recursive doubling over every rank is faster (bench/results/algo_sweep_2026-11-27: 2+2 H200s, 32 B -
-/// 64 KiB, 1.5-1.6x).
+/// vendorHier(), but under HETCCL_ALGO=auto with Tuning::smallAllReduceByDoubling (the stream pipeline)
+/// not up to HETCCL_SMALL_BYTES, where chooseAllReduce's recursive doubling over every rank is faster.
 bool vendorHierAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning);
-/// All-reduce without the vendor: the algorithm for `bytes` bytes. Under auto: recursive doubling up to
-/// HETCCL_SMALL_BYTES (whatever the domains: latency-bound, log2(n) exchanges beat the hierarchical
-/// algorithm's three phases -- measured 1.5-1.8x at 8 B - 4 KiB on CPU ranks, 1.5-1.6x on GPU ranks),
-/// then hierarchical across domains, ring within one.
+/// All-reduce without the vendor: the algorithm for `bytes` bytes. Under auto: one domain, recursive
+/// doubling up to HETCCL_SMALL_BYTES, then ring; several domains, hierarchical -- but recursive doubling
+/// up to HETCCL_SMALL_BYTES with Tuning::smallAllReduceByDoubling (latency-bound: log2(n) exchanges beat
+/// three phases, 1.45-1.6x on GPU ranks).
 AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning);
 /// Broadcast / reduce without the vendor: tree (true) or pipelined chain.
 bool rootedUsesTree(size_t bytes, const Tuning& tuning);

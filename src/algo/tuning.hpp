@@ -30,6 +30,14 @@ struct Tuning {
   /// (one round trip, recursive doubling) instead of reduce-scatter + all-gather, whatever the domains.
   /// Moves the same bytes; pays off where every hop is costly (the GPU stream pipeline). 0: never.
   size_t pairExchangeBytes = 0;
+  /// All-reduce across domains up to smallBytes by recursive doubling over every rank instead of the
+  /// hierarchical plans (with or without the vendor inside the domains). The stream pipeline sets it: on
+  /// 2+2 H200/H100 it is 1.45-1.6x faster at 32 B - 64 KiB (bench/results/algo_sweep_2026-11-27). The
+  /// host engine keeps the hierarchical plans (CPU ranks measured 1.5-1.8x faster by doubling too): their
+  /// traffic meets a disagreeing call's messages on more links, so the call stamps name both calls where
+  /// doubling's pattern leaves a stale message unread or two ranks waiting on each other until
+  /// HETCCL_TIMEOUT (tests/mp/stamp_check.cc on 3 ranks in 2 domains); see issue 26's note.
+  bool smallAllReduceByDoubling = false;
 
   /// The values of the process configuration (src/core/config).
   static Tuning fromConfig();

@@ -175,6 +175,7 @@ algo::Tuning StreamExecutor::tuningFromConfig(bool severalHosts) {
       severalHosts ? static_cast<size_t>(config().integer("HETCCL_HIER_NET_MIN_CHUNK_BYTES", 1, int64_t{1} << 40))
                    : t.minChunkBytes);
   t.pairExchangeBytes = static_cast<size_t>(config().integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
+  t.smallAllReduceByDoubling = true;  // measured: algo::Tuning
   return t;
 }
 

@@ -77,21 +77,24 @@ TEST(Planner, BothEndsOfEveryConnectionAgree) {
         }
 }
 
-// Auto all-reduce up to HETCCL_SMALL_BYTES is recursive doubling over every rank, whatever the domains and
-// whether the vendor is inside them (measured 1.5-1.8x faster than the hierarchical plans there:
-// bench/results/algo_sweep_2026-11-27); above it, hierarchical across domains. Told apart by the plans'
-// shape: on 2+2, recursive doubling is 2 sends per rank and no vendor step; the hierarchical plan without
-// the vendor sends more often (domain reduce-scatter, cross-domain reduction, domain all-gather), with the
-// vendor it has vendor steps. A forced HETCCL_ALGO=hier keeps the hierarchical plan at every size.
-TEST(Planner, SmallAllReduceAcrossDomainsIsRecursiveDoubling) {
+// The stream pipeline's auto all-reduce up to HETCCL_SMALL_BYTES (Tuning::smallAllReduceByDoubling) is
+// recursive doubling over every rank, whatever the domains and whether the vendor is inside them
+// (measured 1.45-1.6x faster than the hierarchical plans there: bench/results/algo_sweep_2026-11-27);
+// above it, and in the host engine (flag off) at every size, hierarchical across domains. Told apart by
+// the plans' shape: on 2+2, recursive doubling is 2 sends per rank and no vendor step; the hierarchical
+// plan without the vendor sends more often (domain reduce-scatter, cross-domain reduction, domain
+// all-gather), with the vendor it has vendor steps. A forced HETCCL_ALGO=hier keeps the hierarchical plan.
+TEST(Planner, SmallAllReduceAcrossDomainsIsRecursiveDoublingOnThePipeline) {
   struct Shape {
     int sends = 0, vendorSteps = 0;
+    bool hierarchical(bool vendor) const { return vendor ? vendorSteps > 0 : sends > 2; }
   };
-  auto shapeOf = [](size_t count, bool vendor, AlgoChoice algo) {
+  auto shapeOf = [](size_t count, bool vendor, AlgoChoice algo, bool pipeline) {
     Topology topo{0, 4, {0, 0, 1, 1}};
     topo.domainCollectives = vendor;
     Tuning t;
     t.algo = algo;
+    t.smallAllReduceByDoubling = pipeline;
     const CollOp op = fakeOp(CollKind::AllReduce, count, 4, 0);
     Shape shape;
     for (const Step& st : plan(topo, {&op, 1}, t).steps) {
@@ -103,20 +106,13 @@ TEST(Planner, SmallAllReduceAcrossDomainsIsRecursiveDoubling) {
   const size_t small = Tuning{}.smallBytes / sizeof(float), large = small + 1;
   for (bool vendor : {false, true}) {
     for (size_t count : {size_t{2}, small}) {
-      const Shape s = shapeOf(count, vendor, AlgoChoice::Auto);
+      const Shape s = shapeOf(count, vendor, AlgoChoice::Auto, true);
       EXPECT_EQ(s.sends, 2) << count << " floats, vendor " << vendor;
       EXPECT_EQ(s.vendorSteps, 0) << count << " floats, vendor " << vendor;
+      EXPECT_TRUE(shapeOf(count, vendor, AlgoChoice::Auto, false).hierarchical(vendor)) << "host engine, " << count;
     }
-    const Shape big = shapeOf(large, vendor, AlgoChoice::Auto);
-    if (vendor)
-      EXPECT_GT(big.vendorSteps, 0);
-    else
-      EXPECT_GT(big.sends, 2);
-    const Shape forced = shapeOf(2, vendor, AlgoChoice::Hier);
-    if (vendor)
-      EXPECT_GT(forced.vendorSteps, 0);
-    else
-      EXPECT_GT(forced.sends, 2);
+    EXPECT_TRUE(shapeOf(large, vendor, AlgoChoice::Auto, true).hierarchical(vendor)) << "vendor " << vendor;
+    EXPECT_TRUE(shapeOf(2, vendor, AlgoChoice::Hier, true).hierarchical(vendor)) << "vendor " << vendor;
   }
 }
 

@@ -90,7 +90,9 @@ void check(const Layout& layout, CollKind kind, size_t count, bool inPlace, cons
       if (st.kind == StepKind::DomainCollective && st.domainColl == DomainColl::Exchange) {
         // Point-to-point inside the domain: matched per pair below, not in the collectives' order.
         for (const DomainTransfer& t : s.transfersOf(st)) {
-          if (t.at.space == Location::Space::Scratch) ASSERT_LE(t.at.addr + t.bytes, s.scratchBytes) << what;
+          if (t.at.space == Location::Space::Scratch) {
+            ASSERT_LE(t.at.addr + t.bytes, s.scratchBytes) << what;
+          }
           const int peer = members[t.peer];
           ASSERT_NE(peer, r) << what;
           if (t.send) sent[{r, peer}].push_back(t.bytes);
@@ -102,12 +104,17 @@ void check(const Layout& layout, CollKind kind, size_t count, bool inPlace, cons
         std::tie(srcBytes, dstBytes) = accessed(st, members.size(), pos);
         calls[pos].emplace_back(static_cast<int>(st.domainColl), st.bytes, st.peer);
       }
-      if (st.src.space == Location::Space::Scratch) ASSERT_LE(st.src.addr + srcBytes, s.scratchBytes) << what;
-      if (st.dst.space == Location::Space::Scratch) ASSERT_LE(st.dst.addr + dstBytes, s.scratchBytes) << what;
-      if (st.kind == StepKind::Send || st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce)
+      if (st.src.space == Location::Space::Scratch) {
+        ASSERT_LE(st.src.addr + srcBytes, s.scratchBytes) << what;
+      }
+      if (st.dst.space == Location::Space::Scratch) {
+        ASSERT_LE(st.dst.addr + dstBytes, s.scratchBytes) << what;
+      }
+      if (st.kind == StepKind::Send || st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce) {
         ASSERT_NE(layout.domainOf[st.peer], layout.domainOf[r])
             << what << ": rank " << r << " step " << i << " (" << stepKindName(st.kind) << ") goes to rank " << st.peer
             << " of its own domain over a ring";
+      }
       if (st.kind == StepKind::Send) sent[{r, st.peer}].push_back(st.bytes);
       if (st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce) received[{st.peer, r}].push_back(st.bytes);
     }
