@@ -104,7 +104,7 @@ run_suite() {  # run_suite BUILD_DIR [ctest args...] -- [cmake args...]
   run_ctest "$dir" --output-on-failure -j "$jobs" --timeout 300 ${ctest_args[@]+"${ctest_args[@]}"}
 }
 
-clang=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)  # the sanitizer and fuzz builds
+clang=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)  # the fuzz build
 normal_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETCCL_BUILD_TESTS=ON -DHETCCL_REQUIRE_HIP=ON -DHETCCL_TEST_SWEEP=full)
 
 quick() {
@@ -132,12 +132,14 @@ asan() {
   # at exit: mp_ucx_n5_2p1p2 and mp_ucx_stamp_allreduce_vs_reduce in two CI runs of 2026-11-25; also with
   # UCX_MEM_EVENTS=no, which made it rarer: 11 of 210 five-rank ucx jobs under load without, 0 of 150
   # with). So leaks in code that only ucx runs (src/transport/ucx) are not checked here.
-  # clang: the same checks as g++'s ASan+UBSan, compiled in 40% of g++'s time (6.5 vs 16.5 s of CPU for
-  # src/rma/rma_service.cc at -O1 -g on this 2-core machine).
+  # g++, though clang-14 compiles this build in 40% of the time (6.5 vs 16.5 s of CPU for
+  # src/rma/rma_service.cc at -O1 -g here): under clang's ASan+UBSan 58 tests fail that pass under g++'s
+  # (its -fsanitize=function on the plugins' and fake libraries' dlsym'd tables, the float16 reference of
+  # tests/mp/values.cc, ASan's RSS in the notification-queue test): not switched until those are sorted.
   local ucx='(ucx|Ucx|UCX)'
   UCX_MEM_EVENTS=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp" \
-    run_suite build-asan -E "$ucx" -- "${clang[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    run_suite build-asan -E "$ucx" -- -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DHETCCL_SANITIZE=address,undefined -DHETCCL_BUILD_CUDA=OFF -DHETCCL_TEST_SWEEP=light
   UCX_MEM_EVENTS=no ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_ctest build-asan --output-on-failure -j "$jobs" --timeout 300 -R "$ucx"
@@ -147,8 +149,8 @@ tsan() {
   # Only what runs threads against each other: the bootstrap, transport, engine, stream-executor, RMA
   # (deregister against transfers) and C API (abort from another thread) unit tests, the drop-in's
   # abort/destroy races (label race), the fault tests and the soak. A race makes the test fail (TSan's
-  # exit code 66) with both stacks in its output. clang-14 (about 2/3 of g++'s compile time with TSan).
-  cmake -S . -B build-tsan -G Ninja "${clang[@]}" -DHETCCL_SOAK_SECONDS="${HETCCL_SOAK_SECONDS:-20}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # exit code 66) with both stacks in its output.
+  cmake -S . -B build-tsan -G Ninja -DHETCCL_SOAK_SECONDS="${HETCCL_SOAK_SECONDS:-20}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DHETCCL_SANITIZE=thread -DHETCCL_BUILD_CUDA=OFF -DHETCCL_TEST_SWEEP=light >/dev/null
   cmake --build build-tsan -j "$jobs" --target unit_bootstrap unit_transport unit_engine unit_stream_exec unit_api unit_rma \
     hetccl_nccl hetccl_rccl nccl_abi_abort_race fault_kill fault_integrity fault_hostile_transport hetccl_soak hetccl-run netns_fault_rank

@@ -8,14 +8,6 @@
 namespace hetccl::test {
 namespace {
 
-// The compiler's own IEEE half (the reference the library's conversion is checked against): _Float16, or
-// on clang before 15 (no _Float16 on x86) __fp16, which converts alike (round to nearest even).
-#if defined(__clang__) && __clang_major__ < 15
-using CompilerHalf = __fp16;
-#else
-using CompilerHalf = _Float16;
-#endif
-
 uint16_t toBfloat16(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, 4);
@@ -79,7 +71,7 @@ bool isFloatType(hetcclDataType_t t) {
 void storeDouble(hetcclDataType_t t, double d, void* dst) {
   switch (t) {
     case hetcclFloat16: {
-      CompilerHalf h = static_cast<CompilerHalf>(d);
+      _Float16 h = static_cast<_Float16>(d);
       std::memcpy(dst, &h, 2);
       return;
     }
