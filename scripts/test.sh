@@ -153,7 +153,8 @@ tsan() {
   cmake -S . -B build-tsan -G Ninja -DHETCCL_SOAK_SECONDS="${HETCCL_SOAK_SECONDS:-20}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DHETCCL_SANITIZE=thread -DHETCCL_BUILD_CUDA=OFF -DHETCCL_TEST_SWEEP=light >/dev/null
   cmake --build build-tsan -j "$jobs" --target unit_bootstrap unit_transport unit_engine unit_stream_exec unit_api unit_rma \
-    hetccl_nccl hetccl_rccl nccl_abi_abort_race fault_kill fault_integrity fault_hostile_transport hetccl_soak hetccl-run netns_fault_rank
+    hetccl_nccl hetccl_rccl nccl_abi_abort_race fault_kill fault_integrity fault_hostile_transport fault_fork_child hetccl_soak \
+    hetccl-run netns_fault_rank
   # -L: the unit tests of the targets built above (the others stand as unlabelled *_NOT_BUILT entries).
   # -E: tests that need hetccl-perf / coll_check / fault_rma_kill, or the HIP plugin's build outputs (not
   # built here; they run in the normal and asan stages), and the 10^6-notification queue test (one

@@ -11,7 +11,8 @@ using transport::shm::ShmSegment;
 
 size_t Window::slotsOffset() { return (sizeof(WindowHeader) + 4095) / 4096 * 4096; }
 
-Window::Window(ShmSegment segment, device::GpuRuntime* gpu) : segment_(std::move(segment)) {
+Window::Window(ShmSegment segment, device::GpuRuntime* gpu)
+    : segment_(std::move(segment)), published_(segment_.name()) {
   const WindowHeader* h = header();
   slots_ = h->slots;
   slotBytes_ = h->slotBytes;
@@ -70,10 +71,14 @@ unsigned char* Window::freeSlot() {
   return data_ + (sent_ % slots_) * slotBytes_;
 }
 
-void Window::publish() { header()->head.store(++sent_, std::memory_order_release); }
+void Window::publish() {
+  published_.release();
+  header()->head.store(++sent_, std::memory_order_release);
+}
 
 const unsigned char* Window::fullSlot(std::string& problem) {
   const uint64_t published = header()->head.load(std::memory_order_acquire);
+  published_.acquire();
   if (published == taken_) return nullptr;
   if (published - taken_ > slots_) {
     problem = concat("the sender published chunk ", published, " while chunk ", taken_, " was not released (", slots_,

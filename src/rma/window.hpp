@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 
+#include "transport/shm/cross_mapping_sync.hpp"
 #include "transport/shm/shm_segment.hpp"
 
 namespace hetccl::device {
@@ -79,6 +80,7 @@ class Window {
   static size_t slotsOffset();
 
   transport::shm::ShmSegment segment_;
+  transport::shm::CrossMappingSync published_;  ///< `head` store to load, told to TSan (cross_mapping_sync.hpp)
   device::GpuRuntime* gpu_ = nullptr;  ///< registered with it (unregistered in the destructor)
   uint32_t slots_ = 0;
   uint64_t slotBytes_ = 0;

@@ -33,7 +33,9 @@ def main():
     secret = secrets.token_hex(16)
     ranks = []
     for rank in range(2):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("HETCCL_", "NCCL_", "OMPI_", "UCX_"))}
+        # UCX_MEM_EVENTS passes through: the TSan stage sets it (UCX's memory hooks crash under TSan).
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("HETCCL_", "NCCL_", "OMPI_", "UCX_")) or k == "UCX_MEM_EVENTS"}
         env.update({"OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": "2",
                     "OMPI_COMM_WORLD_LOCAL_RANK": "0", "OMPI_COMM_WORLD_LOCAL_SIZE": "1",
                     "HETCCL_COMM_ID": f"127.0.0.1:{port}", "HETCCL_SECRET": secret, "HETCCL_TRANSPORT": transport,

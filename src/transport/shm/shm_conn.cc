@@ -19,7 +19,7 @@ void checkRequest(Request r, Request lastIssued, const char* side, const PeerInf
 }  // namespace
 
 ShmConnBase::ShmConnBase(ShmSegment segment, const ConnectInfo& info)
-    : segment_(std::move(segment)), ring_(segment_.ring()), info_(info), watch_(info.peer),
+    : segment_(std::move(segment)), ring_(segment_.ring()), published_(segment_.name()), info_(info), watch_(info.peer),
       checksum_(checksumsEnabled()) {}
 
 void ShmConnBase::onNoProgress(const char* what, bool peerClosed) {
@@ -68,6 +68,7 @@ bool ShmSendConn::progress() {
     SlotInfo& info = ring_.slotInfo(head_);
     info = SlotInfo{m.id, piece, crc, checksum_ ? kSlotHasCrc : 0, {}};
     std::memcpy(info.stamp, m.stamp.data(), sizeof info.stamp);
+    published_.release();
     h.head.store(++head_, std::memory_order_release);
     m.offset += piece;
     progressed = true;
@@ -154,6 +155,7 @@ Request ShmRecvConn::irecv(void* data, size_t bytes, const Reducer* reducer, con
 bool ShmRecvConn::progress() {
   RingHeader& h = *ring_.header;
   uint64_t head = h.head.load(std::memory_order_acquire);
+  published_.acquire();
   bool progressed = false;
   while (!queue_.empty() && tail_ != head) {
     if (head - tail_ > ring_.slots)
@@ -184,7 +186,10 @@ bool ShmRecvConn::progress() {
       lastDone_ = m.id;
       queue_.pop_front();
     }
-    if (tail_ == head) head = h.head.load(std::memory_order_acquire);
+    if (tail_ == head) {
+      head = h.head.load(std::memory_order_acquire);
+      published_.acquire();
+    }
   }
   return progressed;
 }

@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "transport/base/transport.hpp"
+#include "transport/shm/cross_mapping_sync.hpp"
 #include "transport/shm/process_liveness.hpp"
 #include "transport/shm/shm_segment.hpp"
 
@@ -37,6 +38,7 @@ class ShmConnBase {
 
   ShmSegment segment_;
   RingView ring_;
+  CrossMappingSync published_;  ///< the edge from the sender's `head` store to the receiver's load (for TSan)
   ConnectInfo info_;
   PeerWatch watch_;
   bool checksum_;  ///< HETCCL_CHECKSUM: send a crc with every slot / insist on receiving one
