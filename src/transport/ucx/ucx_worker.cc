@@ -73,6 +73,17 @@ void* createContext(const api::Ucp& u) {
       HETCCL_WARN(log::kNet, "ucx: could not set UCX_TCP_CONN_NB=y (", u.statusText(st),
                   "): a peer host that drops packets can block connection set-up past HETCCL_TIMEOUT");
   }
+  // UCX 1.13's tcp transport aborts the process now and then when a rendezvous message goes by its PUT
+  // zero-copy protocol right at wire-up (tcp_ep.c:939 "Assertion `ep->flags &
+  // UCT_TCP_EP_FLAG_PUT_TX_WAITING_ACK' failed": 1 of 60 3-rank jobs whose first message was 512 KiB,
+  // mp_ucx_stamp_reduce_count, 2026-11-27). Without it (UCX_TCP_PUT_ENABLE=n) rendezvous over tcp uses
+  // UCX's active messages. Only the tcp transport is affected; an explicit UCX_TCP_PUT_ENABLE wins.
+  if (!std::getenv("UCX_TCP_PUT_ENABLE")) {
+    st = u.ucp_config_modify(cfg, "PUT_ENABLE", "n");
+    if (st != api::UCS_OK)
+      HETCCL_WARN(log::kNet, "ucx: could not set UCX_TCP_PUT_ENABLE=n (", u.statusText(st),
+                  "): UCX 1.13's tcp PUT protocol can abort a process at connection set-up");
+  }
   api::Params params{};
   params.fieldMask = api::UCP_PARAM_FIELD_FEATURES;
   params.features = api::UCP_FEATURE_TAG | api::UCP_FEATURE_STREAM | api::UCP_FEATURE_WAKEUP;
