@@ -220,7 +220,8 @@ def test_all_reduce(g, dtype, op):
         y = x.clone()
         dist.all_reduce(y, getattr(dist.ReduceOp, op))
         check(f"n={n} vs Gloo", y, gloo_all_reduce(x, op, g))
-        check(f"n={n} vs here", y, reduce_here([values(r, dtype, n, op, size=g.size) for r in range(g.size)], op, dtype))
+        everyone = [values(r, dtype, n, op, size=g.size) for r in range(g.size)]
+        check(f"n={n} vs here", y, reduce_here(everyone, op, dtype))
     check.done()
 
 
