@@ -10,7 +10,8 @@ pkgs=(cmake ninja-build g++ libssl-dev libgtest-dev libgmock-dev iproute2 procps
       strace  # tests/mp/ucx_connects_nonblocking.sh: how UCX connects its sockets
       pkgconf  # tests/install/check_install.sh: a program built against the installed tree through pkg-config
       libucx-dev ucx-utils  # ucx transport: libucp.so.0 at run time (its tests), <ucp/api/ucp.h> for ucp_api.hpp's build-time check; ucx_info
-      python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest)  # python/ package + tests
+      python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest  # python/ package + tests
+      python3-torch)  # torch 1.13 CPU: the torch.distributed backend's tests (python_torch_backend_*; ~1 min to install)
 if [[ "${HETCCL_BENCH_DEPS:-0}" == 1 ]]; then
   pkgs+=(openmpi-bin libopenmpi-dev libgloo-dev pybind11-dev)  # pybind11: python/bench/run_overhead.sh's comparison
 fi

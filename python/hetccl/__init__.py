@@ -5,6 +5,9 @@
         x = np.full(4, comm.rank, np.float32)
         comm.all_reduce(x)                      # in place, on x's memory (any __dlpack__ object)
 
+torch.distributed backend: `import hetccl.torch_backend`, then dist.init_process_group("hetccl") (imports torch;
+`import hetccl` alone does not).
+
 Binding: ctypes over the C API of libhetccl.so (no compiled extension; see python/README.md for the
 measured per-call overhead). library_path() says which libhetccl.so was loaded.
 """
