@@ -9,6 +9,7 @@ process, as torch 1.13's functions pass it.
 
 from __future__ import annotations
 
+import functools
 import sys
 import weakref
 
@@ -23,12 +24,49 @@ from ._torch_work import Work, cpp_work
 
 BACKEND_NAME = "hetccl"
 _C10D_GLOBALS = vars(_c10d)
+_OWN_GLOBALS = globals()
 
 
 def _from_c10d() -> bool:
     """True when the calling method was called by torch.distributed's Python functions (which keep the
-    returned Work alive), False for torch's C++ (DDP) and any other caller (_torch_work.py says why)."""
-    return sys._getframe(2).f_globals is _C10D_GLOBALS
+    returned Work alive), False for torch's C++ (DDP) and any other caller (_torch_work.py says why). Frames
+    of this module (the comm-stream wrapper, a method calling another) are skipped; torch's C++ may call from
+    a thread with no Python frame at all (the autograd engine's device threads run DDP's reducer)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_globals is _OWN_GLOBALS:
+        f = f.f_back
+    return f is not None and f.f_globals is _C10D_GLOBALS
+
+
+def _cuda_tensors(args):
+    """The CUDA tensors among a call's arguments (tensors, lists of them, lists of lists)."""
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            if a.is_cuda:
+                yield a
+        elif isinstance(a, (list, tuple)):
+            yield from _cuda_tensors(a)
+
+
+def _on_comm_stream(method):
+    """Runs a call on CUDA tensors on the group's communication stream of their device, as ProcessGroupNCCL
+    does: that stream first waits for the caller's current stream (so the call sees every earlier write),
+    the tensors are recorded as used on it (the caching allocator does not hand their memory out before the
+    call ends), and the Work / future wait for it. The caller's stream is free to run the next computation
+    while the collective runs: DDP overlaps gradient all-reduces with the backward pass this way."""
+    @functools.wraps(method)
+    def on_stream(self, *args, **kwargs):
+        tensors = list(_cuda_tensors(args))
+        if not tensors:
+            return method(self, *args, **kwargs)
+        device = tensors[0].device
+        stream = self._comm_stream(device)
+        stream.wait_stream(torch.cuda.current_stream(device))
+        for t in tensors:
+            t.record_stream(stream)
+        with torch.cuda.stream(stream):
+            return method(self, *args, **kwargs)
+    return on_stream
 
 
 def _one(tensors, call):
@@ -76,6 +114,8 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         self.comm = comm
         self.timeout = timeout
         self._queue = []  # deferred point-to-point calls: (is_send, Flat, tensor, peer, stream, Work)
+        self._streams = {}  # CUDA device -> this group's communication stream there (_on_comm_stream)
+        self._group_name = None  # set by the creator (torch 2.x reads it: group_name below)
         # Not shut down explicitly: abort when the group is garbage-collected or at exit (as torch 1.13's
         # ProcessGroupNCCL aborts its communicators on destruction); abort does not wait for the others.
         self._finalizer = weakref.finalize(self, _abort, comm)
@@ -85,6 +125,18 @@ class ProcessGroupHetccl(dist.ProcessGroup):
 
     def getBackendName(self):  # noqa: N802 - torch's name
         return BACKEND_NAME
+
+    @property
+    def group_name(self):
+        """torch 2.x keeps a group's name in its C++ backends, which a Python group has none of ("ProcessGroup
+        name not set" from destroy_process_group): the name torch gave the creator."""
+        return self._group_name if self._group_name is not None else super().group_name
+
+    def _comm_stream(self, device):
+        stream = self._streams.get(device)
+        if stream is None:
+            stream = self._streams[device] = torch.cuda.Stream(device=device)
+        return stream
 
     def shutdown(self):
         """Runs the deferred point-to-point calls, then destroys the communicator (collective: every rank of
@@ -154,6 +206,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
 
     # -- collectives --
 
+    @_on_comm_stream
     def allreduce(self, tensors, opts=None):
         py = _from_c10d()
         t = _one(tensors, "allreduce")
@@ -166,6 +219,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         f.done()
         return self._work([t], t, s, py, "allreduce")
 
+    @_on_comm_stream
     def allreduce_coalesced(self, tensors, opts=None):
         py = _from_c10d()
         op = hetccl_op(_op_of(opts), "allreduce_coalesced")
@@ -180,6 +234,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
             f.done()
         return self._work(list(tensors), tensors[0] if tensors else None, s, py, "allreduce_coalesced")
 
+    @_on_comm_stream
     def broadcast(self, tensors, opts=None):
         py = _from_c10d()
         t = _one(tensors, "broadcast")
@@ -191,6 +246,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         f.done()
         return self._work([t], t, s, py, "broadcast")
 
+    @_on_comm_stream
     def reduce(self, tensors, opts=None):
         py = _from_c10d()
         t = _one(tensors, "reduce")
@@ -207,6 +263,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         f.done()
         return self._work([t], t, s, py, "reduce")
 
+    @_on_comm_stream
     def allgather(self, output_tensors, input_tensors, opts=None):
         py = _from_c10d()
         t = _one(input_tensors, "allgather")
@@ -229,6 +286,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
             o.copy_(_unwire(buf[i * n:(i + 1) * n], o.dtype).reshape(o.shape))
         return self._work(list(outs), t, s, py, "allgather")
 
+    @_on_comm_stream
     def allgather_coalesced(self, output_lists, input_list, opts=None):
         py = _from_c10d()
         if len(output_lists) != len(input_list):
@@ -240,6 +298,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         t0 = input_list[0] if input_list else None
         return self._work(flat, t0, stream_of(t0) if t0 is not None else None, py, "allgather_coalesced")
 
+    @_on_comm_stream
     def _allgather_base(self, output, input, opts=None):  # noqa: A002 - torch's name
         py = _from_c10d()
         same_dtype([output, input], "_allgather_base")
@@ -254,6 +313,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         o.done()
         return self._work([output], output, s, py, "_allgather_base")
 
+    @_on_comm_stream
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
         py = _from_c10d()
         t = _one(output_tensors, "reduce_scatter")
@@ -277,6 +337,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         out.done()
         return self._work([t], t, s, py, "reduce_scatter")
 
+    @_on_comm_stream
     def _reduce_scatter_base(self, output, input, opts=None):  # noqa: A002 - torch's name
         py = _from_c10d()
         op = hetccl_op(_op_of(opts), "_reduce_scatter_base")
@@ -309,6 +370,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
                              f"non-negative sizes adding up to its {dim0} rows")
         return [x * row for x in splits]
 
+    @_on_comm_stream
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):  # noqa: A002
         py = _from_c10d()
         same_dtype([output, input], "all_to_all_single")
@@ -326,6 +388,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         o.done()
         return self._work([output], output, s, py, "alltoall_base")
 
+    @_on_comm_stream
     def alltoall(self, output_tensors, input_tensors, opts=None):
         py = _from_c10d()
         n = self.size()
@@ -349,6 +412,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
             off += c
         return self._work(list(output_tensors), t0, s, py, "alltoall")
 
+    @_on_comm_stream
     def gather(self, output_tensors, input_tensors, opts=None):
         py = _from_c10d()
         t = _one(input_tensors, "gather")
@@ -383,6 +447,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
             self.comm.send(inp.wire, root, stream=s)
         return self._work(list(outs), t, s, py, "gather")
 
+    @_on_comm_stream
     def scatter(self, output_tensors, input_tensors, opts=None):
         py = _from_c10d()
         t = _one(output_tensors, "scatter")
@@ -425,9 +490,11 @@ class ProcessGroupHetccl(dist.ProcessGroup):
 
     # -- point-to-point --
 
+    @_on_comm_stream
     def send(self, tensors, dstRank, tag=0):  # noqa: N803 - torch's names
         return self._p2p(True, tensors, dstRank, tag, _from_c10d())
 
+    @_on_comm_stream
     def recv(self, tensors, srcRank, tag=0):  # noqa: N803
         return self._p2p(False, tensors, srcRank, tag, _from_c10d())
 

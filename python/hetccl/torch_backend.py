@@ -83,15 +83,19 @@ def communicator_from_store(store, rank: int, size: int) -> Communicator:
     return Communicator(bytes(uid), size, rank)
 
 
-def create_process_group(store, rank, size, timeout):
-    """The creator torch calls for init_process_group("hetccl") and new_group(backend="hetccl")."""
-    return ProcessGroupHetccl(communicator_from_store(store, rank, size), timeout)
+def create_process_group(opts, pg_options=None):
+    """The creator torch calls for init_process_group("hetccl") and new_group(backend="hetccl") (torch's
+    extended creator API: `opts` carries the store, rank, size, timeout and the group's name). The group is
+    given its name: torch 2.x's destroy_process_group reads it (without it: "ProcessGroup name not set")."""
+    pg = ProcessGroupHetccl(communicator_from_store(opts.store, opts.group_rank, opts.group_size), opts.timeout)
+    pg._group_name = opts.group_id
+    return pg
 
 
 def register():
     """Registers the backend under BACKEND_NAME; doing it again does nothing."""
     if BACKEND_NAME.upper() not in dist.Backend._plugins:
-        dist.Backend.register_backend(BACKEND_NAME, create_process_group)
+        dist.Backend.register_backend(BACKEND_NAME, create_process_group, extended_api=True)
 
 
 def shutdown(group=None):
