@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Creates BUILD_DIR/python-venv (a venv over Debian's packages: --system-site-packages) and installs the hetccl
 # package into it the documented way (pip install --no-build-isolation), from a copy of python/ in
-# BUILD_DIR/python-src so that the checkout stays clean. The ctest fixture of the Python tests.
+# BUILD_DIR/python-src so that the checkout stays clean. The ctest fixture of the Python tests. HETCCL_PIP_BUILD=0:
+# the pure-Python package (no CMake build by pip; the tests load BUILD_DIR's libhetccl.so through
+# HETCCL_LIBRARY). The build by pip itself is checked by check_pip_build.sh.
 # Usage: make_venv.sh BUILD_DIR SOURCE_DIR [PYTHON]
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -25,9 +27,9 @@ fi
 rm -rf "$build/python-src"
 mkdir -p "$build/python-src"
 (cd "$src/python" && tar --exclude=./build --exclude='./*.egg-info' --exclude=__pycache__ --exclude=./hetccl/_lib \
-  --exclude=./hetccl/_build_info.py -cf - .) | tar -C "$build/python-src" -xf -
+  --exclude=./hetccl/_bin --exclude=./hetccl/dropin --exclude=./hetccl/_build_info.py -cf - .) | tar -C "$build/python-src" -xf -
 start=$SECONDS
-HETCCL_SOURCE_ROOT=$src "$venv/bin/pip" install -q --no-build-isolation --no-index --no-deps \
+HETCCL_PIP_BUILD=0 HETCCL_SOURCE_ROOT=$src "$venv/bin/pip" install -q --no-build-isolation --no-index --no-deps \
   --disable-pip-version-check --force-reinstall "$build/python-src"
 "$venv/bin/python" - <<PY
 import hetccl, numpy, pytest

@@ -20,6 +20,10 @@ from ._launch import LaunchEnv, launch_env, launched
 from ._rma import Memory, RemoteMemory, Request, RmaUnavailableError, notify_on_stream, rma_available, wait_all
 
 __version__ = "0.1.0"
+try:  # as installed: "0.1.0+bundled" when the package ships libhetccl.so (python/setup.py)
+    from ._build_info import VERSION as __version__  # noqa: F811
+except ImportError:  # running from the checkout, or a package built before VERSION was recorded
+    pass
 SPLIT_NOCOLOR = -1
 
 __all__ = [

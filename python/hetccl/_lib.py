@@ -3,8 +3,8 @@ include/hetccl/hetccl_rma.h).
 
 Search order (the first that exists is loaded; library_path() / library_source() say which):
   1. $HETCCL_LIBRARY: a path to libhetccl.so (an error if set but not loadable: no silent fallback)
-  2. a copy shipped inside the package (hetccl/_lib/libhetccl.so.0, put there by the build when
-     HETCCL_BUNDLE_LIBRARY was set at `pip install`)
+  2. a copy shipped inside the package (hetccl/_lib/libhetccl.so.0, put there by `pip install ./python`, which
+     builds it with CMake, or copied from HETCCL_BUNDLE_LIBRARY; not with HETCCL_PIP_BUILD=0: python/setup.py)
   3. the dynamic loader's search path (LD_LIBRARY_PATH, ldconfig's cache): libhetccl.so.0, libhetccl.so
   4. the build tree of the source checkout the package was installed from (<repo>/build/libhetccl.so)
 """
