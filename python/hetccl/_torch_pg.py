@@ -60,12 +60,17 @@ def _on_comm_stream(method):
         if not tensors:
             return method(self, *args, **kwargs)
         device = tensors[0].device
-        stream = self._comm_stream(device)
-        stream.wait_stream(torch.cuda.current_stream(device))
+        caller = torch.cuda.current_stream(device)
+        stream, ready = self._comm_stream(device)
+        ready.record(caller)  # one cached event (the per-call Event and context manager objects of
+        stream.wait_event(ready)  # Stream.wait_stream / torch.cuda.stream() cost host time on DDP's thread)
         for t in tensors:
             t.record_stream(stream)
-        with torch.cuda.stream(stream):
+        torch.cuda.set_stream(stream)
+        try:
             return method(self, *args, **kwargs)
+        finally:
+            torch.cuda.set_stream(caller)
     return on_stream
 
 
@@ -133,10 +138,11 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         return self._group_name if self._group_name is not None else super().group_name
 
     def _comm_stream(self, device):
-        stream = self._streams.get(device)
-        if stream is None:
-            stream = self._streams[device] = torch.cuda.Stream(device=device)
-        return stream
+        """(this group's communication stream on `device`, the event its calls record on the caller's stream)"""
+        pair = self._streams.get(device)
+        if pair is None:
+            pair = self._streams[device] = (torch.cuda.Stream(device=device), torch.cuda.Event())
+        return pair
 
     def shutdown(self):
         """Runs the deferred point-to-point calls, then destroys the communicator (collective: every rank of
@@ -156,7 +162,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         if py:
             return Work(result, t.device if t is not None else None, stream, comm=self.comm, op=op,
                         source_rank=source_rank)
-        return cpp_work(result, t.device if t is not None else None, stream)
+        return cpp_work(result, t.device if t is not None else None, stream, current=True)
 
     def _flush(self):
         """Runs the deferred point-to-point calls in one hetccl group, in call order (so that an isend and an
@@ -202,7 +208,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         else:
             self.comm.recv(f.wire, peer, stream=s)
             f.done()
-        return cpp_work([t], t.device, s)
+        return cpp_work([t], t.device, s, current=True)
 
     # -- collectives --
 

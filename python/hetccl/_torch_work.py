@@ -34,20 +34,21 @@ def _new_future(device):
     return torch.futures.Future()
 
 
-def _set_result(fut, result, stream):
+def _set_result(fut, result, stream, current=False):
     """Completes `fut`; for CUDA, with the events recorded on `stream` (the call's), so that a consumer of
-    the value waits for the collective, not for whatever stream is current now."""
-    if stream is None:
+    the value waits for the collective, not for whatever stream is current now. current=True: `stream` is
+    the current stream already (inside a call, _torch_pg._on_comm_stream)."""
+    if stream is None or current:
         fut.set_result(result)
     else:
         with torch.cuda.stream(stream):
             fut.set_result(result)
 
 
-def cpp_work(result, device, stream):
+def cpp_work(result, device, stream, current=False):
     """torch's C++ work over a completed future holding `result` (for callers in C++)."""
     fut = _new_future(device)
-    _set_result(fut, result, stream)
+    _set_result(fut, result, stream, current)
     return _create_work_from_future(fut)
 
 
@@ -67,7 +68,7 @@ class Work(_TorchWork):
         self._event = None
         self._future = _new_future(device)
         if pending is None:
-            self._complete()
+            self._complete(current=True)  # made inside a call: its stream is the current one
 
     def __repr__(self):
         state = "pending" if self._pending else ("failed" if self._exc else "done")
@@ -75,12 +76,12 @@ class Work(_TorchWork):
 
     # -- called by the process group --
 
-    def _complete(self):
+    def _complete(self, current=False):
         self._pending = None
         if self._stream is not None:
             self._event = torch.cuda.Event()
             self._event.record(self._stream)
-        _set_result(self._future, self._result, self._stream)
+        _set_result(self._future, self._result, self._stream, current)
 
     def _fail(self, exc):
         self._pending = None
