@@ -33,7 +33,8 @@ _SECRET_LABEL = b"hetccl launcher secret v1"
 
 _HETCCL_RUN_HINT = ("hetccl-run sets it; to launch by hand set HETCCL_RANK, HETCCL_NRANKS, HETCCL_LOCAL_RANK, "
                     "HETCCL_LOCAL_SIZE and HETCCL_UNIQUE_ID")
-_TORCHRUN_HINT = "torchrun sets it; expected a torchrun-style launch"
+_TORCHRUN_HINT = ("torchrun sets it; to launch torchrun-style by hand set all of RANK, WORLD_SIZE, LOCAL_RANK, "
+                  "LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT (and HETCCL_SECRET)")
 _OPENMPI_HINT = "mpirun (Open MPI) sets it"
 _SLURM_HINT = "srun sets it inside a job step"
 _COMM_ID_HINT = ("set it to <host of rank 0>:<free port> on every rank, e.g. mpirun -x "

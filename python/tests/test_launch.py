@@ -103,6 +103,14 @@ def test_errors_name_the_variable(env, match):
         hetccl.launch_env(env)
 
 
+def test_torchrun_by_hand_learns_every_variable():
+    """A torchrun-style launch by hand that missed LOCAL_RANK is told every variable such a launch needs."""
+    with pytest.raises(hetccl.InvalidArgumentError) as e:
+        hetccl.launch_env({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "100"})
+    for name in ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "HETCCL_SECRET"):
+        assert name in str(e.value), (name, str(e.value))
+
+
 def test_library_identity():
     import os
 

@@ -18,7 +18,9 @@ constexpr long long kMaxRanks = 1 << 24;
 constexpr std::string_view kHetcclRunHint =
     "hetccl-run sets it; to launch by hand set HETCCL_RANK, HETCCL_NRANKS, HETCCL_LOCAL_RANK, "
     "HETCCL_LOCAL_SIZE and HETCCL_UNIQUE_ID";
-constexpr std::string_view kTorchrunHint = "torchrun sets it; expected a torchrun-style launch";
+constexpr std::string_view kTorchrunHint =
+    "torchrun sets it; to launch torchrun-style by hand set all of RANK, WORLD_SIZE, LOCAL_RANK, "
+    "LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT (and HETCCL_SECRET)";
 constexpr std::string_view kOpenMpiHint = "mpirun (Open MPI) sets it";
 constexpr std::string_view kSlurmHint = "srun sets it inside a job step";
 constexpr std::string_view kCommIdHint =

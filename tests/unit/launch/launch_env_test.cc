@@ -235,6 +235,12 @@ TEST_F(LaunchEnvTest, EveryMissingOrGarbledTorchrunVariableIsNamed) {
     EXPECT_TRUE(contains(msg, c.expectedInMessage)) << c.variable << "=" << (c.value ? c.value : "(unset)") << ": "
                                                     << msg;
   }
+  // A launch by hand that missed LOCAL_RANK learns every variable a torchrun-style launch needs.
+  setTorchrun();
+  unsetenv("LOCAL_RANK");
+  const std::string msg = errorMessage();
+  for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "HETCCL_SECRET"})
+    EXPECT_TRUE(contains(msg, name)) << name << " not named: " << msg;
 }
 
 TEST_F(LaunchEnvTest, GarbledHetcclRunVariables) {
