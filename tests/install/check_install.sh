@@ -48,4 +48,9 @@ env -u LD_LIBRARY_PATH "$prefix/bin/hetccl-run" -n 2 --timeout 60 -- "$prefix/bi
   >"$work/perf.log" 2>&1 || { cat "$work/perf.log"; fail "installed hetccl-run / hetccl-perf"; }
 grep -q "Out of bounds values : 0 OK" "$work/perf.log" || { cat "$work/perf.log"; fail "hetccl-perf found wrong values"; }
 "$prefix/bin/hetccl-info" >/dev/null || fail "installed hetccl-info"
+# --preload nccl finds the installed drop-in (lib*/hetccl/dropin), not a build tree's.
+env -u LD_LIBRARY_PATH "$prefix/bin/hetccl-run" -n 1 --preload nccl --timeout 30 -- bash -c 'echo "PRELOAD=$LD_PRELOAD"' \
+  >"$work/preload.log" 2>&1 || { cat "$work/preload.log"; fail "installed hetccl-run --preload nccl"; }
+grep -q "PRELOAD=$prefix/$libdir/hetccl/dropin/libnccl.so.2" "$work/preload.log" ||
+  { cat "$work/preload.log"; fail "hetccl-run --preload nccl did not name the installed drop-in"; }
 echo "PASS: installed tree complete; C program exact through pkg-config and find_package; installed tools ran"

@@ -15,7 +15,13 @@ std::string resolvePreload(const std::string& spec) {
     std::error_code ec;
     fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (ec) throw InvalidArgument(concat("--preload ", spec, ": cannot find hetccl-run's own folder: ", ec.message()));
-    path = self.parent_path().parent_path() / "dropin" / (spec == "nccl" ? "libnccl.so.2" : "librccl.so");
+    // Beside the tools' folder: the build tree (build/tools -> build/dropin) and the pip package (_bin ->
+    // dropin); an installed tree keeps them under its library folder (bin -> lib/hetccl/dropin).
+    const fs::path prefix = self.parent_path().parent_path();
+    const char* name = spec == "nccl" ? "libnccl.so.2" : "librccl.so";
+    path = prefix / "dropin" / name;
+    const fs::path installed = prefix / HETCCL_INSTALL_LIBDIR / "hetccl" / "dropin" / name;
+    if (!fs::exists(path, ec) && fs::exists(installed, ec)) path = installed;
   }
   std::error_code ec;
   fs::path absolute = fs::absolute(path, ec).lexically_normal();
