@@ -24,7 +24,10 @@ size_t AuthenticatingAcceptor::appendPollFds(std::vector<pollfd>& fds) const {
   return 1 + pending_.size();
 }
 
-void AuthenticatingAcceptor::drop(ServerHandshake& h, const std::string& why) const {
+void AuthenticatingAcceptor::drop(ServerHandshake& h, const std::string& why) {
+  ++failed_;
+  const std::string who = h.describe();
+  lastFailed_ = why.rfind(who, 0) == 0 ? why : concat(who, ": ", why);  // reasons may start with it already
   HETCCL_INFO(log::kBootstrap, "bootstrap ", purpose_ == Purpose::Root ? "root " : "mesh listener ",
               listener_.address().toString(), ": dropped ", h.describe(), ": ", why);
 }

@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "bootstrap/handshake.hpp"
@@ -39,12 +40,17 @@ class AuthenticatingAcceptor {
   /// connections of that round first: then at the next call).
   std::vector<AuthenticatedPeer> service(const pollfd* fds);
   size_t pending() const { return pending_.size(); }
+  /// How many connections failed their handshake (wrong secret, garbage, too slow), and the last one
+  /// ("127.0.0.1:4242: wrong proof (...)"): a rank started with another secret is reported only at the
+  /// deadline (an unauthenticated peer cannot fail the job), and this lets that report name the cause.
+  size_t failedHandshakes() const { return failed_; }
+  const std::string& lastFailedHandshake() const { return lastFailed_; }
 
  private:
   void acceptNew(std::vector<AuthenticatedPeer>& done);
   /// Files a handshake after progress(): into `done`, dropped, or back into pending_.
   void finish(std::unique_ptr<ServerHandshake> h, ServerHandshake::Status status, std::vector<AuthenticatedPeer>& done);
-  void drop(ServerHandshake& h, const std::string& why) const;
+  void drop(ServerHandshake& h, const std::string& why);
 
   const net::Listener& listener_;
   const Secret& secret_;
@@ -55,6 +61,8 @@ class AuthenticatingAcceptor {
   int handshakeTimeoutMs_;
   std::deque<std::unique_ptr<ServerHandshake>> pending_;  // oldest first
   std::optional<net::DescriptorsExhausted> exhausted_;    // from acceptNew(), thrown by service()
+  size_t failed_ = 0;
+  std::string lastFailed_;
 };
 
 }  // namespace hetccl::bootstrap

@@ -136,7 +136,11 @@ void RendezvousRoot::serve() noexcept {
     if (!session.complete() && !stop_) {
       HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), ": deadline passed with ",
                   session.progressText());
-      session.giveUp(concat("the rendezvous root ", listener_.address().toString()));
+      std::string note;
+      if (acceptor.failedHandshakes() > 0)
+        note = concat(acceptor.failedHandshakes(), " connection(s) to this root failed the handshake (the last from ",
+                      acceptor.lastFailedHandshake(), "): a rank started with another HETCCL_SECRET or unique id?");
+      session.giveUp(concat("the rendezvous root ", listener_.address().toString()), note);
     }
   } catch (const std::exception& e) {
     HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), " stopped: ", e.what());

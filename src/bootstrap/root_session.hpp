@@ -37,7 +37,8 @@ class RootSession {
   /// At the root's deadline: every rank still waiting gets an error naming the ranks that never joined
   /// (`where` names the root). Nothing happens when the job is complete, has failed already, or no rank
   /// has registered (the job size is unknown then).
-  void giveUp(const std::string& where);
+  /// `note`, when not empty, ends the message (e.g. connections that failed authentication).
+  void giveUp(const std::string& where, const std::string& note = "");
 
  private:
   struct Member {

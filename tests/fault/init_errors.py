@@ -8,6 +8,8 @@
   port_silent  the same, but the program never sends anything: rank 1 cannot tell it from a stopped root
                and waits its deadline (HETCCL_TIMEOUT=4 here), then says the peer accepted but never
                answered the hetccl handshake and that another program may hold the port.
+  secret_mismatch  rank 1 has another HETCCL_SECRET: it fails at once; rank 0 at its deadline names rank 1
+               and the failed handshake (see the function).
   emfile_root  8 ranks; rank 0 may open only 10 files (RLIMIT_NOFILE): its root's accept() fails with
                EMFILE; every rank fails at once with "Too many open files", the limit and `ulimit -n`.
                Before: the root thread stopped and every rank waited HETCCL_TIMEOUT, then "could not
@@ -52,15 +54,15 @@ def foreign_listener(banner):
     return s, s.getsockname()[1]
 
 
-def run_job(program, nranks, port, timeout, limits=None):
+def run_job(program, nranks, port, timeout, limits=None, secret_of=None):
     secret = secrets.token_hex(16)
     procs, t0 = [], time.time()
     for r in range(nranks):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HETCCL_", "NCCL_", "OMPI_", "SLURM_"))}
         env.update({"OMPI_COMM_WORLD_RANK": str(r), "OMPI_COMM_WORLD_SIZE": str(nranks),
                     "OMPI_COMM_WORLD_LOCAL_RANK": str(r), "OMPI_COMM_WORLD_LOCAL_SIZE": str(nranks),
-                    "HETCCL_COMM_ID": f"127.0.0.1:{port}", "HETCCL_SECRET": secret, "HETCCL_TRANSPORT": "tcp",
-                    "HETCCL_TIMEOUT": str(timeout)})
+                    "HETCCL_COMM_ID": f"127.0.0.1:{port}", "HETCCL_TRANSPORT": "tcp", "HETCCL_TIMEOUT": str(timeout),
+                    "HETCCL_SECRET": (secret_of or {}).get(r, secret)})
         lim = (limits or {}).get(r)
         pre = (lambda n=lim: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))) if lim else None
         procs.append(subprocess.Popen([program, "--iters", "1"], env=env, stdout=subprocess.PIPE,
@@ -93,7 +95,7 @@ def expect(problems, rank, result, code, needles, prompt):
         problems.append(f"rank {rank}: took {took:.1f} s (> {PROMPT} s): waited for the timeout")
 
 
-SYSTEM_ERROR, INVALID_USAGE, REMOTE_ERROR = 2, 5, 6
+SYSTEM_ERROR, INVALID_ARGUMENT, INVALID_USAGE, REMOTE_ERROR = 2, 4, 5, 6
 
 
 def port_banner(program):
@@ -113,6 +115,20 @@ def port_silent(program):
     p = []
     expect(p, 0, r[0], SYSTEM_ERROR, [f"127.0.0.1:{port}", "Address already in use"], True)
     expect(p, 1, r[1], REMOTE_ERROR, [f"127.0.0.1:{port}", "never answered the hetccl", "another program"], False)
+    return p
+
+
+def secret_mismatch(program):
+    """Rank 1 has another HETCCL_SECRET: it fails at once saying the root does not hold its secret; rank 0 (an
+    unauthenticated peer cannot fail a job: anyone could) waits its deadline (HETCCL_TIMEOUT=4), then names
+    rank 1 as missing *and* the failed handshake as the likely cause. Before: only 'did not join'."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = run_job(program, 2, port, 4, secret_of={1: secrets.token_hex(16)})
+    p = []
+    expect(p, 0, r[0], REMOTE_ERROR, ["rank 1 of 2 did not join", "failed the handshake", "HETCCL_SECRET"], False)
+    expect(p, 1, r[1], INVALID_ARGUMENT, ["failed authentication", "does not hold this job's secret"], True)
     return p
 
 
@@ -139,7 +155,7 @@ def emfile_root(program):
 
 def main():
     program = os.path.join(sys.argv[1], "tests", "netns", "netns_fault_rank")
-    cases = sys.argv[2:] or ["port_banner", "port_silent", "emfile_root"]
+    cases = sys.argv[2:] or ["port_banner", "port_silent", "secret_mismatch", "emfile_root"]
     failed = 0
     for c in cases:
         print(f"{c}:", flush=True)
