@@ -23,10 +23,20 @@
 namespace hetccl::perf {
 namespace {
 
-/// "#  Rank  0 Group  0 Pid  1234 on host device -1 [host]" for every rank, gathered through the library.
-std::vector<std::string> gatherRankLines(hetcclComm_t comm, int rank, int nranks) {
+/// The domain this rank is in, as the library names it (src/bootstrap/detect_self.cc): HETCCL_DOMAIN, else
+/// its device kind ("host" for a CPU rank; `gpuKind` for a GPU rank, "gpu" when the tool does not know it).
+std::string domainOf(int device, const std::string& gpuKind) {
+  const char* set = std::getenv("HETCCL_DOMAIN");
+  if (set && *set) return set;
+  return device < 0 ? "host" : gpuKind;
+}
+
+/// "#  Rank  0 Group  0 Pid  1234 on host device -1 [host] domain host" for every rank (nccl-tests' columns,
+/// then the rank's domain), gathered through the library; also every rank's host and domain into `run`.
+void gatherRanks(hetcclComm_t comm, int nranks, const std::string& gpuKind, PerfRun& run) {
   struct Record {
     char host[56];
+    char domain[40];
     int32_t pid;
     int32_t device;
   } mine{};
@@ -35,18 +45,20 @@ std::vector<std::string> gatherRankLines(hetcclComm_t comm, int rank, int nranks
   int device = -1;
   checkResult(hetcclCommCuDevice(comm, &device), "hetcclCommCuDevice", comm);
   mine.device = device;
+  std::snprintf(mine.domain, sizeof mine.domain, "%s", domainOf(device, gpuKind).c_str());
   std::vector<Record> all(static_cast<size_t>(nranks));
   checkResult(hetcclAllGather(&mine, all.data(), sizeof(Record), hetcclUint8, comm, nullptr),
               "all-gather of the rank descriptions", comm);
-  std::vector<std::string> lines;
   for (int r = 0; r < nranks; ++r) {
-    char line[160];
+    char line[200];
     all[r].host[sizeof all[r].host - 1] = '\0';
-    std::snprintf(line, sizeof line, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s]", r, all[r].pid,
-                  all[r].host, all[r].device, all[r].device < 0 ? "host" : "gpu");
-    lines.emplace_back(line);
+    all[r].domain[sizeof all[r].domain - 1] = '\0';
+    std::snprintf(line, sizeof line, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] domain %s", r, all[r].pid,
+                  all[r].host, all[r].device, all[r].device < 0 ? "host" : "gpu", all[r].domain);
+    run.rankLines.emplace_back(line);
+    run.rankHosts.emplace_back(all[r].host);
+    run.rankDomains.emplace_back(all[r].domain);
   }
-  return lines;
 }
 
 /// The reduction handle to pass; a PreMulSum op is created with this rank's factor.
@@ -161,7 +173,7 @@ int runPerf(const PerfOptions& o) {
       run.buffersName = device.gpu()->spec().displayName;
       run.buffersChoice = device.choice();
     }
-    run.rankLines = gatherRankLines(comm, env.rank, env.size);
+    gatherRanks(comm, env.size, device.gpu() ? device.gpu()->spec().device : "gpu", run);
     const bool printing = env.rank == 0;
     if (printing) printHeader(stdout, o, run);
 
@@ -175,6 +187,7 @@ int runPerf(const PerfOptions& o) {
       if (!o.jsonPath.empty()) writeTextFile(o.jsonPath, toJson(o, run));
       if (!o.plotPath.empty()) writeTextFile(o.plotPath, toSvgPlot(run));
     }
+    if (printing) printVerdict(stdout, o, run, onlineCores());
     if (o.op == OpKind::PreMulSum) checkResult(hetcclRedOpDestroy(ctx.redOp, comm), "hetcclRedOpDestroy", comm);
     hetcclComm_t done = comm;
     comm = nullptr;  // freed by destroy even when it reports an error: never abort it afterwards

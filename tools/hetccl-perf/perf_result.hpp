@@ -36,6 +36,8 @@ struct PerfRun {
   std::string buffersName;       ///< "CUDA" / "HIP" for device buffers
   std::string buffersChoice;     ///< -G / --device gpu: why this vendor ("--device gpu: HETCCL_DEVICE=..."); else empty
   std::vector<std::string> rankLines;  ///< "#  Rank  0 ..." lines
+  std::vector<std::string> rankHosts;    ///< every rank's host name
+  std::vector<std::string> rankDomains;  ///< every rank's domain
   std::vector<SizeResult> sizes;
 
   /// Mean bus bandwidth over every placement that ran, as nccl-tests' "# Avg bus bandwidth".

@@ -1,10 +1,17 @@
 #include "report.hpp"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace hetccl::perf {
 namespace {
@@ -106,6 +113,56 @@ void printFooter(std::FILE* out, const PerfRun& run) {
   const int64_t wrong = run.totalWrong();
   std::fprintf(out, "# Out of bounds values : %lld %s\n", static_cast<long long>(wrong), wrong ? "FAILED" : "OK");
   std::fprintf(out, "# Avg bus bandwidth    : %g \n#\n", run.averageBusBw());
+  std::fflush(out);
+}
+
+namespace {
+/// "ranks 0-1, 4" for a sorted list of ranks.
+std::string rankRanges(const std::vector<int>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    s += (s.empty() ? "" : ", ") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+    i = j + 1;
+  }
+  return s;
+}
+}  // namespace
+
+unsigned onlineCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void printVerdict(std::FILE* out, const PerfOptions& o, const PerfRun& run, unsigned coresHere) {
+  std::vector<std::pair<std::string, std::vector<int>>> domains;  // in order of first rank
+  for (int r = 0; r < static_cast<int>(run.rankDomains.size()); ++r) {
+    auto it = std::find_if(domains.begin(), domains.end(), [&](const auto& d) { return d.first == run.rankDomains[r]; });
+    if (it == domains.end()) domains.push_back({run.rankDomains[r], {r}});
+    else it->second.push_back(r);
+  }
+  std::string layout;
+  for (const auto& [name, ranks] : domains)
+    layout += (layout.empty() ? "" : "; ") + name + ": rank" + (ranks.size() > 1 ? "s " : " ") + rankRanges(ranks);
+  // The counts of the other ranks came through hetccl (the table); rank 0's own check did not: both count.
+  const int64_t wrong = std::max<int64_t>(run.totalWrong(), run.wrongHere());
+  const char* verdict = !o.check ? "UNCHECKED" : wrong ? "FAIL" : "PASS";
+  std::fprintf(out, "# hetccl-perf: %s: %s %s %s, %zu size(s) from %zu to %zu B, out of place and in place, %s; %d ranks in "
+               "%zu domain(s) (%s)\n",
+               verdict, run.collective.c_str(), run.typeName.c_str(), run.opName.c_str(), run.sizes.size(),
+               run.sizes.empty() ? size_t{0} : run.sizes.front().bytes, run.sizes.empty() ? size_t{0} : run.sizes.back().bytes,
+               !o.check ? "results not checked (-c 0)"
+               : wrong ? (std::to_string(wrong) + " wrong element(s) found by the ranks").c_str()
+                       : "every rank checked every element of its results against values it computed itself",
+               run.nranks, domains.size(), layout.c_str());
+  const std::string me = run.rankHosts.empty() ? "" : run.rankHosts.front();
+  const auto here = static_cast<unsigned>(std::count(run.rankHosts.begin(), run.rankHosts.end(), me));
+  if (run.buffers == "host" && here > coresHere)
+    std::fprintf(out, "# note: %u ranks share %u CPU core(s) on host %s: the times above are processes taking turns on "
+                 "the cores, not the bandwidth of the links\n", here, coresHere, me.c_str());
   std::fflush(out);
 }
 

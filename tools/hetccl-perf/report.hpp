@@ -15,6 +15,12 @@ void printHeader(std::FILE* out, const PerfOptions& options, const PerfRun& run)
 void printRow(std::FILE* out, const PerfRun& run, const SizeResult& row);
 /// Prints "# Out of bounds values" and "# Avg bus bandwidth".
 void printFooter(std::FILE* out, const PerfRun& run);
+/// The verdict line: "# hetccl-perf: PASS|FAIL|UNCHECKED: what ran and was checked, ranks per domain"; then a
+/// note when more ranks share this host than it has cores (`coresHere`): the times are then the processes
+/// taking turns on the cores, not the bandwidth of the links.
+void printVerdict(std::FILE* out, const PerfOptions& options, const PerfRun& run, unsigned coresHere);
+/// CPU cores this process may run on (sched_getaffinity), at least 1.
+unsigned onlineCores();
 
 /// The whole run as JSON text.
 std::string toJson(const PerfOptions& options, const PerfRun& run);

@@ -67,5 +67,60 @@ TEST(PerfReport, GpuChoiceIsNamed) {
   EXPECT_NE(toJson(o, run).find("\"buffers\": \"hip\""), std::string::npos);
 }
 
+std::string verdict(const PerfOptions& o, const PerfRun& run, unsigned cores) {
+  std::FILE* f = std::tmpfile();
+  printVerdict(f, o, run, cores);
+  std::rewind(f);
+  std::string text;
+  char buf[1024];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
+PerfRun fourRanksTwoDomains(int64_t wrongElsewhere, int64_t wrongHere) {
+  PerfRun run = baseRun();
+  run.typeName = "float";
+  run.opName = "sum";
+  run.nranks = 4;
+  run.rankHosts = {"a", "a", "a", "b"};
+  run.rankDomains = {"d0", "d1", "d0", "d0"};
+  SizeResult r;
+  r.bytes = 8;
+  r.outOfPlace = {true, 1, 1, 1, wrongElsewhere, wrongHere};
+  r.inPlace = {true, 1, 1, 1, 0, 0};
+  run.sizes = {r};
+  r.bytes = 4096;
+  r.outOfPlace.wrong = r.outOfPlace.wrongHere = 0;
+  run.sizes.push_back(r);
+  return run;
+}
+
+TEST(PerfReport, VerdictNamesWhatWasCheckedAndTheDomains) {
+  PerfOptions o;
+  const std::string v = verdict(o, fourRanksTwoDomains(0, 0), 16);
+  EXPECT_NE(v.find("# hetccl-perf: PASS: all_reduce float sum, 2 size(s) from 8 to 4096 B"), std::string::npos) << v;
+  EXPECT_NE(v.find("4 ranks in 2 domain(s) (d0: ranks 0, 2-3; d1: rank 1)"), std::string::npos) << v;
+  EXPECT_EQ(v.find("# note:"), std::string::npos) << v;  // 3 ranks on host a, 16 cores
+}
+
+TEST(PerfReport, VerdictFailsOnWrongElementsOfAnyRankOrOfRankZero) {
+  PerfOptions o;
+  EXPECT_NE(verdict(o, fourRanksTwoDomains(3, 0), 16).find("FAIL: "), std::string::npos);
+  EXPECT_NE(verdict(o, fourRanksTwoDomains(0, 2), 16).find("FAIL: "), std::string::npos);  // the table said 0
+  o.check = false;
+  EXPECT_NE(verdict(o, fourRanksTwoDomains(0, 0), 16).find("UNCHECKED: "), std::string::npos);
+}
+
+TEST(PerfReport, RanksOutnumberingCoresAreNoBandwidthFigures) {
+  PerfOptions o;
+  const std::string v = verdict(o, fourRanksTwoDomains(0, 0), 2);
+  EXPECT_NE(v.find("# note: 3 ranks share 2 CPU core(s) on host a"), std::string::npos) << v;
+  PerfRun gpu = fourRanksTwoDomains(0, 0);
+  gpu.buffers = "cuda";
+  EXPECT_EQ(verdict(o, gpu, 2).find("# note:"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hetccl::perf
