@@ -12,9 +12,11 @@
 namespace hetccl::perf {
 namespace {
 
-std::string header(const PerfOptions& o, const PerfRun& run) {
+/// What `print` wrote to a FILE*.
+template <typename Print>
+std::string printed(Print print) {
   std::FILE* f = std::tmpfile();
-  printHeader(f, o, run);
+  print(f);
   std::rewind(f);
   std::string text;
   char buf[512];
@@ -22,6 +24,10 @@ std::string header(const PerfOptions& o, const PerfRun& run) {
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
   std::fclose(f);
   return text;
+}
+
+std::string header(const PerfOptions& o, const PerfRun& run) {
+  return printed([&](std::FILE* f) { printHeader(f, o, run); });
 }
 
 PerfRun baseRun() {
@@ -68,15 +74,7 @@ TEST(PerfReport, GpuChoiceIsNamed) {
 }
 
 std::string verdict(const PerfOptions& o, const PerfRun& run, unsigned cores) {
-  std::FILE* f = std::tmpfile();
-  printVerdict(f, o, run, cores);
-  std::rewind(f);
-  std::string text;
-  char buf[1024];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  std::fclose(f);
-  return text;
+  return printed([&](std::FILE* f) { printVerdict(f, o, run, cores); });
 }
 
 PerfRun fourRanksTwoDomains(int64_t wrongElsewhere, int64_t wrongHere) {
