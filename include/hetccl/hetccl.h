@@ -34,8 +34,10 @@
  * it returns that error (hetcclRemoteError for peers, naming the peer's rank and host), and
  * hetcclCommGetAsyncError reports it -- the way to learn that enqueued device work failed (its outputs
  * are then undefined; the streams are released, never left hanging). Destroy or abort it. Ranks that
- * call different collectives, counts, types or operators get an error naming both calls instead of
- * wrong data; configuration variables that shape the traffic must be equal on every rank (init fails on
+ * call different collectives, counts, types or operators get an error instead of wrong data: the rank
+ * that detects it names both calls and tells the others; the rank whose message it refused is not told
+ * (a notice never blames its receiver) and fails when the detecting rank aborts or destroys its
+ * communicator, or at HETCCL_TIMEOUT if that rank keeps it (docs/RELIABILITY.md); configuration variables that shape the traffic must be equal on every rank (init fails on
  * every rank otherwise, naming the variable).
  *
  * Threading: a communicator may be used from one thread at a time; hetcclCommAbort and
