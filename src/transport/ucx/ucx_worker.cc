@@ -203,9 +203,38 @@ Worker::~Worker() {
                 " ms (a peer gone or stopped); destroying the worker anyway");
   for (void* r : closing_) ucp_.ucp_request_free(r);
   closing_.clear();
+  if (const size_t dropped = discardUnexpectedLocked(Deadline::afterMs(std::min<int64_t>(kDiscardMs, closeMs))))
+    HETCCL_INFO(log::kNet, "ucx: dropped ", dropped, " message(s) sent to this rank that nothing received");
   ucp_.ucp_worker_destroy(worker_);
   ucp_.ucp_cleanup(context_);
   retired_.clear();  // UCP no longer writes anything
+}
+
+size_t Worker::discardUnexpectedLocked(const Deadline& d) {
+  std::vector<unsigned char> sink(kDiscardSinkBytes);  // a larger message ends truncated: dropped all the same
+  size_t dropped = 0;
+  while (!d.expired()) {
+    auto op = std::make_unique<Op>();
+    api::RequestParam p{};
+    p.opAttrMask = api::UCP_OP_ATTR_FIELD_CALLBACK | api::UCP_OP_ATTR_FIELD_USER_DATA |
+                   api::UCP_OP_ATTR_FIELD_RECV_INFO | api::UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    p.cb.recv = &Worker::onTagRecv;
+    p.userData = op.get();
+    p.recvInfo.tagInfo = &op->info;
+    void* r = ucp_.ucp_tag_recv_nbx(worker_, sink.data(), sink.size(), 0, 0, &p);  // mask 0: any tag
+    if (!api::isRequest(r)) break;  // an error: nothing more to take
+    op->request = r;
+    // A message already here matches at once and completes within a few progress calls; none: cancel.
+    for (int i = 0; i < 4 && op->pending(); ++i) ucp_.ucp_worker_progress(worker_);
+    if (op->pending()) {
+      ucp_.ucp_request_cancel(worker_, op->request);
+      while (op->pending() && !d.expired()) ucp_.ucp_worker_progress(worker_);
+      if (op->pending()) retired_.push_back({std::move(op), nullptr});  // UCP still owns it: kept until destroy
+      break;
+    }
+    ++dropped;
+  }
+  return dropped;
 }
 
 namespace {

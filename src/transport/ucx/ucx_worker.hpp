@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/deadline.hpp"
 #include "core/peer_info.hpp"
 #include "transport/ucx/ucp_api.hpp"
 
@@ -91,11 +92,18 @@ class Worker {
   static constexpr int kIdleMs = 20;
   static constexpr int kBusyBackoffMs = 2;
   static constexpr int kCloseMs = 3000;
+  static constexpr int kDiscardMs = 2000;               ///< discardUnexpectedLocked() at destroy, at most
+  static constexpr size_t kDiscardSinkBytes = 64 << 10;  ///< its receive buffer
 
  private:
   Worker(const api::Ucp& ucp, void* context, void* worker, int efd);
   void run();
   void reapLocked();
+  /// Receives and drops the messages still in UCX's unexpected queue (sent to this rank, never received:
+  /// e.g. notifications a peer sent while the RMA queue's cap held them back), until none is left or `d`
+  /// expires; returns how many. UCX would warn once per such message at worker destroy ("unexpected
+  /// tag-receive descriptor ... was not matched"): 200,000 lines for 200,000 messages. Caller holds mutex_.
+  size_t discardUnexpectedLocked(const Deadline& d);
 
   const api::Ucp& ucp_;
   void* context_;
