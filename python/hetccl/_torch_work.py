@@ -14,8 +14,8 @@ Two kinds, because of torch 1.13's bindings (torch/csrc/distributed/c10d/PyProce
   Gloo's included).
 
 Completion. Host (CPU) tensors: the hetccl call has completed when the backend call returns, so the Work is
-complete at once. CUDA tensors (compiled, untested here): the call is enqueued on torch's current stream;
-the Work records a CUDA event after it; wait() makes the then-current stream wait for that event (as
+complete at once. CUDA tensors (tested on H100, torch 2.11): the call runs on the group's communication
+stream; the Work records a CUDA event after it; wait() makes the then-current stream wait for that event (as
 ProcessGroupNCCL's does) and raises the communicator's asynchronous error, if any; is_completed() queries
 the event. Point-to-point calls from dist.isend/irecv/send/recv/batch_isend_irecv are deferred (see
 ProcessGroupHetccl): such a Work is pending until the group runs them.
