@@ -418,6 +418,30 @@ class ProcessGroupHetccl(dist.ProcessGroup):
             off += c
         return self._work(list(output_tensors), t0, s, py, "alltoall")
 
+    def _root_exchange(self, to_root, root, blocks, mine, s):
+        """gather (to_root) and scatter: the root receives blocks[p] from (gather) or sends it to (scatter) every
+        other rank p, all in one hetccl group, and copies its own block between `mine` and blocks[root]; any
+        other rank sends (gather) or receives (scatter) `mine` alone. `blocks` is used on the root only."""
+        me, n = self.rank(), self.size()
+        if me != root:
+            if to_root:
+                self.comm.send(mine, root, stream=s)
+            else:
+                self.comm.recv(mine, root, stream=s)
+            return
+        if n > 1:
+            with _hetccl_group():
+                for p in range(n):
+                    if p != root:
+                        if to_root:
+                            self.comm.recv(blocks[p], p, stream=s)
+                        else:
+                            self.comm.send(blocks[p], p, stream=s)
+        if to_root:
+            blocks[root].copy_(mine)
+        else:
+            mine.copy_(blocks[root])
+
     @_on_comm_stream
     def gather(self, output_tensors, input_tensors, opts=None):
         py = _from_c10d()
@@ -439,18 +463,10 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         self._flush()
         inp = Flat(t)
         s = stream_of(t)
-        if me == root:
-            fo = [Flat(o, write=True) for o in outs]
-            if n > 1:
-                with _hetccl_group():
-                    for p in range(n):
-                        if p != root:
-                            self.comm.recv(fo[p].wire, p, stream=s)
-            fo[root].wire.copy_(inp.wire)
-            for f in fo:
-                f.done()
-        else:
-            self.comm.send(inp.wire, root, stream=s)
+        fo = [Flat(o, write=True) for o in outs]  # the root's only
+        self._root_exchange(True, root, [f.wire for f in fo], inp.wire, s)
+        for f in fo:
+            f.done()
         return self._work(list(outs), t, s, py, "gather")
 
     @_on_comm_stream
@@ -474,16 +490,7 @@ class ProcessGroupHetccl(dist.ProcessGroup):
         self._flush()
         out = Flat(t, write=True)
         s = stream_of(t)
-        if me == root:
-            fi = [Flat(x) for x in ins]
-            if n > 1:
-                with _hetccl_group():
-                    for p in range(n):
-                        if p != root:
-                            self.comm.send(fi[p].wire, p, stream=s)
-            out.wire.copy_(fi[root].wire)
-        else:
-            self.comm.recv(out.wire, root, stream=s)
+        self._root_exchange(False, root, [Flat(x).wire for x in ins], out.wire, s)  # ins: the root's only
         out.done()
         return self._work([t], t, s, py, "scatter")
 

@@ -1,6 +1,6 @@
-"""A rank of a torchrun-style job started by test_torch_backend.py (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
-set; no hetccl-run variables, no HETCCL_SECRET): dist.init_process_group("hetccl") through env://, then an
-all_reduce and an all_gather checked against values computed here. Prints "rank R of N: torch ok"."""
+"""A rank of a torchrun-style job started by test_torch_backend_semantics.py (RANK, WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT set; no hetccl-run variables, no HETCCL_SECRET): dist.init_process_group("hetccl") through env://,
+then an all_reduce and an all_gather checked against values computed here. Prints "rank R of N: torch ok"."""
 
 import sys
 
