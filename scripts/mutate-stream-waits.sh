@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Mutation check of the stream pipeline's waits: every wait in src/stream_exec/stream_program.cc (the
-# streams' waits) and src/stream_exec/net_ring_proxy.cc (the ring proxy's, between hosts) carries
+# streams' waits), src/stream_exec/net_ring_proxy.cc (the ring proxy's, between hosts) and
+# src/device/gpu/ll_protocol.cuh (the latency path's kernel, which the simulated GPU runs: sim_ll.cc) carries
 # a trailing marker comment `// wait:<name>` on the line where its statement starts (the statement ends
 # at the first line, from there, whose code ends with `;`). For each marker in turn this removes that
 # one statement (it becomes `(void)0;`, so an `if` or loop around it stays valid), builds unit_stream_exec with it and runs it against the adversarial
@@ -25,7 +26,7 @@
 #   MUTATE_RUN_SECONDS (default 120): the time bound of one test run
 # Each run stops at its first failing test (--gtest_fail_fast), so the table names that test; a stalled
 # test fails at the tests' own HETCCL_TIMEOUT (30 s). The proxy's mutants run only the tests between hosts
-# (*NetRing*: nothing else has a proxy). Which tests catch which wait, over many runs:
+# (*NetRing*: nothing else has a proxy), the latency path's only its tests (*LatencyPath*: the others turn it off). Which tests catch which wait, over many runs:
 #   build-mutate/mutants/unit_stream_exec.<name> --gtest_filter=<test> --gtest_repeat=10
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +43,10 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 bound=${MUTATE_RUN_SECONDS:-120}
-programs=(src/stream_exec/stream_program.cc src/stream_exec/net_ring_proxy.cc)
+programs=(src/stream_exec/stream_program.cc src/stream_exec/net_ring_proxy.cc src/device/gpu/ll_protocol.cuh)
+# A header program is compiled into the tests through this source (the simulated GPU's latency-path kernel).
+declare -A unitOf=([src/device/gpu/ll_protocol.cuh]=tests/unit/stream_exec/sim_ll.cc)
+unit_of() { echo "${unitOf[$1]:-$1}"; }  # unit_of PROGRAM: the source file whose object holds it
 work=$root/build-mutate
 logs=$work/logs
 mutants=$work/mutants
@@ -128,7 +132,9 @@ reuse_prepare() {
   declare -gA objectOf compileOf
   local program object
   for program in "${programs[@]}"; do
-    object=$(ninja -C "$reuse" -t targets all | grep -o "^[^:]*/${program//./\\.}\.o" | head -1)
+    unit=$(unit_of "$program")
+    unit=${unit#tests/}  # the tests' objects are named from tests/
+    object=$(ninja -C "$reuse" -t targets all | grep -o "^[^:]*/${unit//./\\.}\.o" | head -1)
     [[ -n $object ]] || { echo "no $program object in $reuse" >&2; exit 1; }
     objectOf[$program]=$object
     compileOf[$program]=$(ninja -C "$reuse" -t commands "$object" | tail -1)
@@ -140,12 +146,23 @@ reuse_prepare() {
   [[ $link == *" -o tests/unit_stream_exec "* ]] || { echo "unexpected link command in $reuse" >&2; exit 1; }
 }
 reuse_build() {  # reuse_build PROGRAM SOURCE OUT LOG
-  local obj=$work/src/mutant.o cmd
-  # DIR's compile command of PROGRAM with the object (and its dependency file) and the source replaced.
+  local obj=$work/src/mutant.o cmd hdr=$work/src/hdr
+  # DIR's compile command of PROGRAM with the object (and its dependency file) and the source replaced; a
+  # header program: its unit's command, the mutated header found first (an -I ahead of the others).
   cmd=${compileOf[$1]//"${objectOf[$1]}"/"$obj"}
-  cmd="${cmd% -c *} -c $2"
+  if [[ $(unit_of "$1") != "$1" ]]; then
+    rm -rf "$hdr" && mkdir -p "$hdr/$(dirname "${1#src/}")" && cp "$2" "$hdr/${1#src/}"
+    cmd="${cmd%% *} -I$hdr ${cmd#* }"
+  else
+    cmd="${cmd% -c *} -c $2"
+  fi
   (cd "$reuse" && echo "$cmd" && bash -c "$cmd") >>"$4" 2>&1 || return 1
-  cmd=${link/" -o tests/unit_stream_exec "/" -o $3 $obj "}
+  if [[ $link == *" ${objectOf[$1]} "* ]]; then  # an object of the test itself: replaced
+    cmd=${link/" ${objectOf[$1]} "/" $obj "}
+    cmd=${cmd/" -o tests/unit_stream_exec "/" -o $3 "}
+  else  # a library's: linked ahead of it
+    cmd=${link/" -o tests/unit_stream_exec "/" -o $3 $obj "}
+  fi
   (cd "$reuse" && echo "$cmd" && bash -c "$cmd") >>"$4" 2>&1
 }
 
@@ -212,6 +229,7 @@ for name in "${names[@]}"; do
   t0=$SECONDS
   filter='*'
   [[ ${fileOf[$name]} == *net_ring_proxy.cc ]] && filter='*NetRing*'
+  [[ ${fileOf[$name]} == *ll_protocol.cuh ]] && filter='*LatencyPath*'
   if run_tests "$mutants/unit_stream_exec.$name" "$log" "$runs" "$filter"; then
     rows+=("$(printf '%-24s %-7s %s' "$name" MISSED "all tests passed $runs time(s)")")
     missed=$((missed + 1))

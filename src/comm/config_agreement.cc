@@ -24,6 +24,7 @@ constexpr std::array kVariables = {
     Variable{"HETCCL_HIER_NET_MIN_CHUNK_BYTES", Kind::Integer},
     Variable{"HETCCL_GPU_MIN_CHUNK_BYTES", Kind::Integer},
     Variable{"HETCCL_GPU_PAIR_EXCHANGE_BYTES", Kind::Integer},
+    Variable{"HETCCL_GPU_LL_BYTES", Kind::Integer},
     Variable{"HETCCL_GPU_SLOTS", Kind::Integer},
     Variable{"HETCCL_STAGED_PIECE_BYTES", Kind::Integer},
     Variable{"HETCCL_ALGO", Kind::Text},

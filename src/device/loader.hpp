@@ -11,7 +11,7 @@
 namespace hetccl::device {
 
 /// The plugin of `kind` (DeviceKind::Cuda or DeviceKind::Hip), opened and initialised once per process
-/// (thread-safe), or nullptr when it is unavailable: no plugin file, no `hetcclGpuPlugin_v3` symbol,
+/// (thread-safe), or nullptr when it is unavailable: no plugin file, no `hetcclGpuPlugin_v4` symbol,
 /// another interface version, no vendor runtime, no device. A nullptr answer is logged once at INFO with
 /// the reason; it is the normal case on a host without that vendor's GPU. DeviceKind::Host: nullptr.
 /// Where it looks, in order (cuda / hip):

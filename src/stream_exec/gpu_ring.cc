@@ -1,7 +1,5 @@
 #include "stream_exec/gpu_ring.hpp"
 
-#include <sys/random.h>
-
 #include <algorithm>
 
 #include <cerrno>
@@ -11,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "stream_exec/segment_tag.hpp"
 
 namespace hetccl::stream_exec {
 namespace {
@@ -22,29 +21,7 @@ constexpr size_t kPageBytes = 4096;
 size_t headersEnd(uint32_t slots) { return GpuRing::headerOffset() + size_t{slots} * kGpuSlotHeaderBytes; }
 size_t dataOffset(uint32_t slots) { return (headersEnd(slots) + kPageBytes - 1) / kPageBytes * kPageBytes; }
 
-/// What every rank publishes: the random part of the names of the rings it receives on.
-struct NameTag {
-  char hex[33];
-};
-
-NameTag randomTag() {
-  unsigned char raw[16];
-  size_t got = 0;
-  while (got < sizeof raw) {
-    const ssize_t n = ::getrandom(raw + got, sizeof raw - got, 0);
-    if (n < 0 && errno != EINTR) throw SystemError::fromErrno("getrandom for the GPU ring names", errno);
-    if (n > 0) got += static_cast<size_t>(n);
-  }
-  NameTag tag{};
-  for (size_t i = 0; i < sizeof raw; ++i) std::snprintf(tag.hex + 2 * i, 3, "%02x", raw[i]);
-  return tag;
-}
-
-bool validTag(const NameTag& t) {
-  for (size_t i = 0; i < 32; ++i)
-    if (!((t.hex[i] >= '0' && t.hex[i] <= '9') || (t.hex[i] >= 'a' && t.hex[i] <= 'f'))) return false;
-  return t.hex[32] == '\0';
-}
+using NameTag = SegmentTag;
 
 std::string ringName(const NameTag& receiverTag, int from, int to) {
   return concat("/hetccl-gpu-", receiverTag.hex, "-", from, "-", to);
@@ -133,10 +110,10 @@ GpuRingSet GpuRingSet::build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_t
   if (slots == 0 || slotBytes == 0 || slotBytes % 64 != 0)
     throw InvalidArgument(concat("GPU ring geometry ", slots, " x ", slotBytes, " bytes is invalid"));
   std::vector<NameTag> tags(n);
-  tags[self] = randomTag();
+  tags[self] = randomSegmentTag();
   boot.allGather(tags.data(), sizeof(NameTag));
   for (int p = 0; p < n; ++p)
-    if (!validTag(tags[p]))
+    if (!validSegmentTag(tags[p]))
       throw PeerError(p, boot.peers()[p].hostId, concat("rank ", p, " published a malformed GPU ring name"));
 
   GpuRingSet set;

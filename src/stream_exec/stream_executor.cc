@@ -97,6 +97,7 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
                                             [this](const std::exception& e) { reportFailure(e); });
     proxy_->start();
   }
+  ll_ = LlPath::create(gpu_, boot, latencyPathBytesFromConfig());
   thread_ = std::thread([this] { monitor(); });
   HETCCL_INFO(log::kInit, "rank ", topology_.rank, ": device calls use the ", describe(), ", chunk ", slotBytes,
               " bytes, ", slots, " slots per ring", remotePeers ? concat(", ", remotePeers, " peers on other hosts through the ring proxy") : std::string());
@@ -179,6 +180,11 @@ algo::Tuning StreamExecutor::tuningFromConfig(bool severalHosts) {
   return t;
 }
 
+uint64_t StreamExecutor::latencyPathBytesFromConfig() {
+  if (config().str("HETCCL_ALGO") != "auto") return 0;  // a forced algorithm is what the user wants measured
+  return static_cast<uint64_t>(config().integer("HETCCL_GPU_LL_BYTES", 0, int64_t{1} << 20));
+}
+
 const char* StreamExecutor::describe() { return "stream pipeline (copy engines through pinned shared-memory rings)"; }
 
 void StreamExecutor::check(int rc, const char* what) const {
@@ -203,6 +209,10 @@ void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
     if (busy && busyId != captureId)
       throw InvalidUsage(concat("rank ", topology_.rank, ": device calls of one communicator are being captured into "
                                 "two CUDA graphs at once; end one capture before calling in the other"));
+  }
+  if (ll_ && ll_->takes(ops)) {
+    enqueueLatencyPath(ops[0], stream, capturing != 0, groupStampWord0(ops));
+    return;
   }
   GroupInfo info;
   info.captured = capturing != 0;
@@ -240,6 +250,31 @@ void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
   }
 }
 
+void StreamExecutor::enqueueLatencyPath(const algo::CollOp& op, void* stream, bool captured, uint64_t stampWord0) {
+  LlPath::HostWords words;
+  words.started = res_.words.started;
+  words.finished = res_.words.finished;
+  words.callNumber = ++callSeq_;
+  const uint64_t eagerSeq = nextSeq_ + 1;
+  if (!captured) {  // a replay has no host number: only eager calls count as done
+    words.done = res_.words.done;
+    words.doneValue = eagerSeq;
+  }
+  try {
+    ll_->enqueue(op, stream, stampWord0, words);
+  } catch (const std::exception& e) {
+    reportFailure(e);
+    throw;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (captured) ++capturedGroups_;
+    else nextSeq_ = eagerSeq;
+    ++latencyCalls_;
+  }
+  cv_.notify_all();
+}
+
 StreamExecutor::Traffic StreamExecutor::traffic() const {
   std::lock_guard<std::mutex> lock(mu_);
   Traffic t;
@@ -247,6 +282,7 @@ StreamExecutor::Traffic StreamExecutor::traffic() const {
   t.ringReceived = receivedBytes_;
   t.domainCollectiveBytes = domainBytes_;
   t.domainCollectives = domainCalls_;
+  t.latencyPathCalls = latencyCalls_;
   if (proxy_) {
     NetRingProxy::WireBytes w = proxy_->wireBytes();
     t.netSent = std::move(w.sent);
@@ -271,7 +307,8 @@ void StreamExecutor::logTraffic() const {
   }
   HETCCL_INFO(log::kEngine, "rank ", topology_.rank, ": device traffic sent ", sent, " received ", received,
               " bytes in ", nextSeq_, " eager groups (per peer sent/received:", perPeer, "); ", domainCalls_,
-              " domain collectives (", domainBytes_, " bytes); ", capturedGroups_, " groups captured into graphs");
+              " domain collectives (", domainBytes_, " bytes); ", capturedGroups_, " groups captured into graphs; ",
+              latencyCalls_, " calls by the latency path");
 }
 
 void StreamExecutor::drain() {
@@ -305,6 +342,7 @@ void StreamExecutor::ensureScratch(size_t bytes, bool captured) {
 // rings it sends on. Setting them so releases the streams (the outputs are then undefined); a peer may
 // still flip one back, so the monitor repeats this while anything is queued or on the device.
 void StreamExecutor::releaseStreams() {
+  if (ll_) ll_->abort();  // its kernels poll the abort word
   for (size_t p = 0; p < rings_.in.size(); ++p) {
     if (!rings_.in[p]) continue;
     GpuRing& in = *rings_.in[p];
@@ -369,6 +407,8 @@ void StreamExecutor::checkHealth(bool busy) {
     checkFailure_();
     if (abortFlag_ && abortFlag_->load()) throw AbortedError("communicator was aborted");
   }
+  if (ll_)
+    if (std::optional<std::string> why = ll_->mismatch()) throw InvalidUsage(*why);
   // A receiver (this rank or the peer) found a piece whose call stamp is not the one it expected. Checked
   // while idle too: a rank that only sent learns it here.
   for (size_t p = 0; p < rings_.in.size(); ++p)
@@ -403,7 +443,7 @@ void StreamExecutor::monitor() {
     lock.unlock();
     // Progress: the state or stamp of any slot of this rank's rings, or the group words, changed.
     const uint64_t started = load(controlWord(kStartedWord)), finished = load(controlWord(kFinishedWord));
-    uint64_t signature = started * 3 + finished * 7;
+    uint64_t signature = started * 3 + finished * 7 + (ll_ ? ll_->progressSignature() : 0);
     for (size_t p = 0; p < rings_.in.size(); ++p)
       for (const GpuRing* ring : {rings_.in[p].get(), rings_.out[p].get()})
         if (ring)

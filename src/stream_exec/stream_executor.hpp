@@ -40,6 +40,7 @@
 #include "domain/base/vendor_ccl.hpp"
 #include "engine/links.hpp"
 #include "stream_exec/gpu_ring.hpp"
+#include "stream_exec/ll_path.hpp"
 #include "stream_exec/net_ring_proxy.hpp"
 #include "stream_exec/stream_program.hpp"
 
@@ -69,13 +70,19 @@ class StreamExecutor {
   StreamExecutor& operator=(const StreamExecutor&) = delete;
 
   /// Plans and queues a group of device-buffer operations on `stream` (nullptr: the default stream), or
-  /// adds it to the graph being captured on `stream`. Returns once queued. Throws InvalidArgument for a
+  /// adds it to the graph being captured on `stream`. One small all-reduce goes by the latency path
+  /// (ll_path.hpp) when this executor has one: one kernel on `stream` itself. Returns once queued. Throws InvalidArgument for a
   /// group the planner rejects and InvalidUsage for a second capture while one is open (nothing queued),
   /// Error(UnhandledCudaError) when the runtime refuses a call (the executor is then failed).
   void enqueue(std::span<const algo::CollOp> ops, void* stream);
   /// Waits until every queued eager group is done (or released after a failure); TimeoutError after
   /// HETCCL_TIMEOUT without progress. Graph replays are the application's to wait for.
   void drain();
+  /// Whether small all-reduces take the latency path (ll_path.hpp), and up to how many bytes (0: never).
+  uint64_t latencyPathBytes() const { return ll_ ? ll_->maxBytes() : 0; }
+  /// The latency path's limit the configuration asks for: HETCCL_GPU_LL_BYTES, 0 while HETCCL_ALGO forces
+  /// an algorithm.
+  static uint64_t latencyPathBytesFromConfig();
   /// "stream pipeline (...)", for logs and hetccl-info.
   static const char* describe();
   /// The tuning every executor plans with: the process configuration with HETCCL_GPU_CHUNK_BYTES (rounded
@@ -92,6 +99,7 @@ class StreamExecutor {
     std::vector<uint64_t> netSent, netReceived;
     uint64_t domainCollectiveBytes = 0;  ///< data buffers handed to the vendor library (see the .cc)
     uint64_t domainCollectives = 0;      ///< vendor calls
+    uint64_t latencyPathCalls = 0;       ///< eager and captured calls queued by the latency path
   };
   Traffic traffic() const;
 
@@ -107,6 +115,8 @@ class StreamExecutor {
   void releaseStreams();  // sets every ring slot this rank's streams may wait for
   void reportFailure(const std::exception& e);
   void ensureScratch(size_t bytes, bool captured);
+  /// Queues ops[0] by the latency path (the caller checked ll_->takes(ops)).
+  void enqueueLatencyPath(const algo::CollOp& op, void* stream, bool captured, uint64_t stampWord0);
   void createStreams(StreamSet& set);
   void check(int rc, const char* what) const;
   void logTraffic() const;
@@ -123,6 +133,7 @@ class StreamExecutor {
   std::unique_ptr<algo::PlanCache> plans_;  // schedules of recent groups (calling thread only)
   GpuRingSet rings_;
   std::unique_ptr<NetRingProxy> proxy_;  // rings to peers on other hosts (none: nothing to mirror)
+  std::unique_ptr<LlPath> ll_;           // small all-reduces among the ranks of one host (none: not usable)
   StreamResources res_;
   EventPool events_;
   size_t scratchBytes_ = 0;
@@ -133,6 +144,7 @@ class StreamExecutor {
   uint64_t domainBytes_ = 0, domainCalls_ = 0;        // eager DomainCollective steps
   int domainSize_ = 1;                                // ranks in this rank's domain
   uint64_t capturedGroups_ = 0;
+  uint64_t latencyCalls_ = 0;  // calls queued by the latency path
   uint64_t callSeq_ = 0;  // device calls queued (eager and captured): the stamps' sequence number
 
   mutable std::mutex mu_;

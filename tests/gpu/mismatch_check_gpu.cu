@@ -3,6 +3,7 @@
 // hang (it is released), and every rank must then report hetcclInvalidUsage through
 // hetcclCommGetAsyncError with a message naming both ranks' byte counts.
 // Prints "mismatch_check_gpu: rank R: OK ..." and exits 0, or explains; 77 without a GPU.
+// Usage: mismatch_check_gpu [COUNT]: rank 0's count (default 3 Mi floats; a few floats take the latency path).
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -22,7 +23,7 @@ void check(cudaError_t e, const char* what) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("mismatch_check_gpu: SKIPPED: no CUDA device\n");
@@ -35,7 +36,7 @@ int main() {
     if (hetcclCommInitRank(&comm, env.size, env.id, env.rank) != hetcclSuccess)
       throw std::runtime_error(std::string("init: ") + hetcclGetLastError(nullptr));
     // Past the first chunk (HETCCL_GPU_CHUNK_BYTES, 4 MiB by default): the first transfers look alike.
-    const size_t count = size_t{3} << 20, mine = env.rank == 0 ? count : 2 * count;
+    const size_t count = argc > 1 ? std::stoull(argv[1]) : size_t{3} << 20, mine = env.rank == 0 ? count : 2 * count;
     float* buf;
     check(cudaMalloc(&buf, 2 * count * sizeof(float)), "cudaMalloc");
     cudaStream_t s;

@@ -1,13 +1,13 @@
 /* The GPU device runtime plugin interface: what a vendor runtime (CUDA today, HIP later) offers hetccl.
  *
  * A plugin is a shared object (libhetccl-cuda.so) that the core opens with dlopen and never links. It
- * exports one symbol, `hetcclGpuPlugin_v3` of type `hetcclGpuPlugin_v3_t`, a struct of function pointers
+ * exports one symbol, `hetcclGpuPlugin_v4` of type `hetcclGpuPlugin_v4_t`, a struct of function pointers
  * (shaped like NCCL's net plugin v-structs). The core checks `version` before touching anything else.
  * Versions: each appends entry points at the end, so an older struct is a newer one's prefix:
  * v2 = v1 + batched stream operations on 64-bit words with call-stamp checks, capture queries, device
- * addresses; v3 = v2 + device memory shared with other processes of the host (IPC handles), batched copies. Older
- * symbols were `hetcclGpuPlugin_v1` / `hetcclGpuPlugin_v2`. This core needs v3 and refuses an older
- * plugin, naming both versions. `hetcclGpuPlugin_t` is the current version (the core uses only that name).
+ * addresses; v3 = v2 + device memory shared with other processes of the host (IPC handles), batched copies;
+ * v4 = v3 + the latency path's all-reduce kernel (llAllReduce). Older symbols were `hetcclGpuPlugin_v1` ..
+ * `hetcclGpuPlugin_v3`. This core needs v4 and refuses an older plugin, naming both versions. `hetcclGpuPlugin_t` is the current version (the core uses only that name).
  *
  * Conventions of every function:
  *  - returns 0 (HETCCL_GPU_OK) on success, a nonzero HETCCL_GPU_ERR_* code on failure; after a failure
@@ -31,8 +31,8 @@
 extern "C" {
 #endif
 
-#define HETCCL_GPU_PLUGIN_VERSION 3
-#define HETCCL_GPU_PLUGIN_SYMBOL "hetcclGpuPlugin_v3"
+#define HETCCL_GPU_PLUGIN_VERSION 4
+#define HETCCL_GPU_PLUGIN_SYMBOL "hetcclGpuPlugin_v4"
 
 /* Error codes. */
 #define HETCCL_GPU_OK 0
@@ -87,6 +87,41 @@ typedef struct {
   uint64_t expect[4];  /* STAMP_CHECK */
   uint64_t* report;    /* STAMP_CHECK */
 } hetcclGpuStreamOp_t;
+
+/* The latency path (llAllReduce, v4): an all-reduce of a few KiB among the GPU ranks of one host in ONE kernel
+ * per rank, through *boards*: pinned host memory (a shared-memory segment per rank, mapped and registered
+ * by every rank of the host) that kernels write and poll directly. Each rank owns one board and writes
+ * only its own; it reads every peer's. A board holds two sets (the call's sequence number's parity picks
+ * one) of HETCCL_GPU_LL_HEADER_WORDS header words (the call stamp) and then data lines; every 64-bit word
+ * is 32 bits of payload | the call's 32-bit sequence number << 32, so a reader that sees the sequence
+ * number in a word has that word's payload: no separate flag, no fence between data and flag
+ * (the protocol: src/device/gpu/ll_protocol.cuh). The sequence number lives in device memory (`seq`),
+ * advanced by the kernel itself, so a call captured into a CUDA graph is right on every replay. */
+#define HETCCL_GPU_LL_MAX_RANKS 16
+#define HETCCL_GPU_LL_HEADER_WORDS 8
+
+typedef struct {
+  /* Every rank's board as kernels address it (devicePointer); boards[rank] is the caller's own. */
+  uint64_t* boards[HETCCL_GPU_LL_MAX_RANKS];
+  uint64_t setWords;   /* 64-bit words of one set: HETCCL_GPU_LL_HEADER_WORDS + 2 per 8 bytes of data */
+  int32_t nranks;      /* 2 .. HETCCL_GPU_LL_MAX_RANKS */
+  int32_t rank;
+  const void* send;    /* device memory, count elements */
+  void* recv;          /* device memory, count elements (may equal send) */
+  uint64_t count;
+  int32_t dataType;    /* hetccl::DataType */
+  int32_t op;          /* sum, prod, max, min, avg (the sum divided by nranks) */
+  uint64_t stamp[4];   /* the call stamp every rank must agree on (word 1 is replaced by the sequence number) */
+  uint64_t* seq;       /* device memory, 8 bytes, 0 at the first call: the last sequence number this rank used */
+  const uint64_t* abortWord;  /* pinned: once nonzero the kernel stops waiting and ends (outputs undefined) */
+  uint64_t* report;    /* pinned, HETCCL_GPU_REPORT_WORDS: the first stamp mismatch the kernel found (as
+                          STAMP_CHECK reports it: [1..4] found on the peer's board, [5..8] expected) */
+  uint64_t* startedWord;   /* pinned, may be NULL: set to callNumber when the kernel starts */
+  uint64_t* finishedWord;  /* pinned, may be NULL: set to callNumber when it ends */
+  uint64_t callNumber;
+  uint64_t* doneWord;      /* pinned, may be NULL: set to doneValue when it ends (after the outputs) */
+  uint64_t doneValue;
+} hetcclGpuLlAllReduce_t;
 
 /* Reduction operators (values of hetccl::RedOpKind; Avg and PreMulSum accumulate as Sum). Data types are
  * hetccl::DataType values (NCCL's ncclDataType_t: int8=0 ... bfloat16=9). */
@@ -198,13 +233,22 @@ typedef struct {
    * device allocation each as one kernel over the range list. Copies of 0 bytes are skipped. May be NULL
    * (the core then loops). */
   int (*memcpyBatchAsync)(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, void* stream);
-} hetcclGpuPlugin_v3_t;
+
+  /* ---- v4: the latency path ---- */
+  /* Queues the all-reduce `args` describes (copied: the caller may reuse it) on `stream` as one kernel
+   * (capturable). Every rank of args->boards runs the same calls in the same order. The kernel writes this
+   * rank's contribution to its board, then waits for every peer's words of this call and reduces them in
+   * rank order (identical results on every rank). It waits until the call's words arrive, a peer's stamp
+   * differs (it records the report and ends) or *abortWord becomes nonzero. NULL in a plugin without it
+   * (the core then never takes the latency path). */
+  int (*llAllReduce)(const hetcclGpuLlAllReduce_t* args, void* stream);
+} hetcclGpuPlugin_v4_t;
 
 /* Size of an IPC handle (CUDA's and HIP's are 64 bytes). */
 #define HETCCL_GPU_IPC_HANDLE_BYTES 64
 
 /* The interface version this core uses. */
-typedef hetcclGpuPlugin_v3_t hetcclGpuPlugin_t;
+typedef hetcclGpuPlugin_v4_t hetcclGpuPlugin_t;
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -3,6 +3,7 @@
 #include "device/cuda/kernels.hpp"
 #include "device/gpu/copy_kernels.cuh"
 #include "device/gpu/flag_kernels.cuh"
+#include "device/gpu/ll_kernels.cuh"
 #include "device/gpu/reduce_kernels.cuh"
 #include "device/gpu/stream_ops_kernels.cuh"
 
@@ -51,8 +52,13 @@ gpuError_t launchCopyRangesKernel(void* const* dsts, const void* const* srcs, co
   return gpuSuccess;
 }
 
+gpuError_t launchLlAllReduceKernel(const hetcclGpuLlAllReduce_t& args, gpuStream_t stream) {
+  return gpu::launchLlAllReduce(args, stream, gpuErrorInvalidValue);
+}
+
 gpuError_t preloadKernels() {
   gpuError_t err = gpu::preloadFlagKernels();
+  if (err == gpuSuccess) err = gpu::preloadLlKernels();
   if (err == gpuSuccess) err = gpu::preloadStreamOpsKernel();
   if (err == gpuSuccess) err = gpu::preloadCopyKernel();
   return err == gpuSuccess ? gpu::preloadReduceKernels() : err;

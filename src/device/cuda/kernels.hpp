@@ -23,6 +23,9 @@ gpuError_t launchStreamOpsKernel(const hetcclGpuStreamOp_t* ops, unsigned count,
 /// reach) with copyRangesKernel, gpu::kCopyRangesPerLaunch ranges per launch.
 gpuError_t launchCopyRangesKernel(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count,
                                   gpuStream_t stream);
+/// The latency path's kernel for `args` (checked by the caller); gpuErrorInvalidValue for an unsupported type or
+/// operator, or boards too small for the count.
+gpuError_t launchLlAllReduceKernel(const hetcclGpuLlAllReduce_t& args, gpuStream_t stream);
 /// Loads every kernel above on the current device, so that no later launch loads one lazily (a lazy load
 /// may wait for a spinning flag kernel: src/device/gpu/flag_kernels.cuh). Idempotent.
 gpuError_t preloadKernels();

@@ -1,4 +1,4 @@
-// The CUDA plugin's exported symbol: hetcclGpuPlugin_v3, plus initialisation and device selection.
+// The CUDA plugin's exported symbol: hetcclGpuPlugin_v4, plus initialisation and device selection.
 #include <cstdio>
 #include <mutex>
 
@@ -64,4 +64,4 @@ int setDevice(int device) { return check(gpuSetDevice(device), "cudaSetDevice");
 }  // namespace
 }  // namespace hetccl::cuda_plugin
 
-HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::cuda_plugin, "cuda")
+HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::cuda_plugin, "cuda", hetccl::cuda_plugin::llAllReduce)

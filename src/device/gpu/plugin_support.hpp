@@ -89,10 +89,11 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
   int memcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, \
                        void* stream);
 
-/// The exported `hetcclGpuPlugin_v3` of a plugin whose entry points live in namespace `ns` (plugin.cc,
-/// after its own init, lastErrorText, versions, deviceCount, getDevice and setDevice), named `vendor`.
-#define HETCCL_GPU_PLUGIN_DEFINE_TABLE(ns, vendor)                                               \
-  extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_t hetcclGpuPlugin_v3 = { \
+/// The exported `hetcclGpuPlugin_v4` of a plugin whose entry points live in namespace `ns` (plugin.cc,
+/// after its own init, lastErrorText, versions, deviceCount, getDevice and setDevice), named `vendor`;
+/// `llEntry` is its latency-path kernel (ns::llAllReduce) or NULL where it has none.
+#define HETCCL_GPU_PLUGIN_DEFINE_TABLE(ns, vendor, llEntry)                                      \
+  extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_t hetcclGpuPlugin_v4 = { \
       .version = HETCCL_GPU_PLUGIN_VERSION,                                                      \
       .name = vendor,                                                                            \
       .init = ns::init,                                                                          \
@@ -135,4 +136,5 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
       .ipcOpen = ns::ipcOpen,                                                                    \
       .ipcClose = ns::ipcClose,                                                                  \
       .memcpyBatchAsync = ns::memcpyBatchAsync,                                                  \
+      .llAllReduce = llEntry,                                                                    \
   };

@@ -1,4 +1,4 @@
-// The HIP plugin's exported symbol: hetcclGpuPlugin_v3, plus initialisation and device selection.
+// The HIP plugin's exported symbol: hetcclGpuPlugin_v4, plus initialisation and device selection.
 #include <cstdio>
 
 #include "device/base/gpu_plugin.h"
@@ -78,4 +78,4 @@ int setDevice(int device) { return check(rt().hipSetDevice(device), "hipSetDevic
 }  // namespace
 }  // namespace hetccl::hip_plugin
 
-HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::hip_plugin, "hip")
+HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::hip_plugin, "hip", nullptr)  // no latency path yet: only compiled here

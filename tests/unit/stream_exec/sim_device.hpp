@@ -77,8 +77,19 @@ struct HostOp {
   std::function<std::string()> describe;  // for dump(); may be null
 };
 
+/// A kernel that may wait for other devices (the latency path's: sim_ll.cc): its body runs on a host thread
+/// of its own once it is its stream's head, so that it can block without stopping the device; the stream
+/// goes on when the body returns. A replay of a captured kernel runs the body again (on a fresh run).
+struct KernelRun {
+  std::thread thread;
+  std::atomic<bool> done{false};
+  ~KernelRun() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
 struct Op {
-  enum Kind { Copy, Set, WaitFlag, WriteFlag, Record, WaitEvent, Reduce, Scale, Divide, Batch, Host } kind;
+  enum Kind { Copy, Set, WaitFlag, WriteFlag, Record, WaitEvent, Reduce, Scale, Divide, Batch, Host, Kernel } kind;
   void* dst = nullptr;
   const void* src = nullptr;
   size_t n = 0;        // bytes (Copy, Set) or elements (kernels)
@@ -89,6 +100,8 @@ struct Op {
   std::vector<hetcclGpuStreamOp_t> batch = {};  // Batch: streamOps, run in order
   size_t next = 0;                              // Batch: operations done so far
   std::shared_ptr<HostOp> host = nullptr;       // Host
+  std::function<void()> kernelBody = nullptr;   // Kernel: the body (a copy of its arguments inside)
+  mutable std::shared_ptr<KernelRun> kernelRun = nullptr;  // Kernel: started once it became its stream's head
 };
 
 struct Stream {
@@ -347,6 +360,7 @@ class Device {
       if (h.kind == Op::WaitFlag) out += concat(" flag now ", *static_cast<const uint64_t*>(h.src));
       if (h.kind == Op::WaitEvent) out += concat(" event record done ", h.event->done(h.value));
       if (h.kind == Op::Host && h.host->describe) out += concat(" host op: ", h.host->describe());
+      if (h.kind == Op::Kernel) out += concat(" kernel ", h.kernelRun ? "running" : "not started");
       if (h.kind == Op::Batch && h.next < h.batch.size()) {
         const hetcclGpuStreamOp_t& b = h.batch[h.next];
         out += concat(" batch op ", h.next, " kind ", b.kind, " word now ", load(b.word), " value ", b.value);
@@ -418,6 +432,15 @@ class Device {
         return op.event->done(op.value);
       case Op::Host:
         return !op.host->ready || op.host->ready();
+      case Op::Kernel:  // the head of its stream: runs now, on its own thread; the stream goes on once it returns
+        if (!op.kernelRun) {
+          op.kernelRun = std::make_shared<KernelRun>();
+          op.kernelRun->thread = std::thread([run = op.kernelRun.get(), body = op.kernelBody] {
+            body();
+            run->done.store(true, std::memory_order_release);
+          });
+        }
+        return op.kernelRun->done.load(std::memory_order_acquire);
       case Op::Batch: {  // runnable when its next operation can run
         if (op.next >= op.batch.size()) return true;
         const hetcclGpuStreamOp_t& b = op.batch[op.next];
@@ -455,6 +478,9 @@ class Device {
         break;
       case Op::Host:
         op.host->run();
+        break;
+      case Op::Kernel:
+        op.kernelRun->thread.join();  // done: what it wrote is now the device's
         break;
       default:
         break;  // waits: nothing to do once runnable

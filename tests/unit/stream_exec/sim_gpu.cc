@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "sim_device.hpp"
+#include "sim_ll.hpp"
 
 namespace hetccl::test::sim {
 namespace {
@@ -157,6 +158,15 @@ int devicePointer(const void* p, void** d) {
   return HETCCL_GPU_OK;
 }
 
+int llAllReduce(const hetcclGpuLlAllReduce_t* args, void* s) {
+  std::string error;
+  std::function<void()> body = llKernelBody(args, &error);
+  if (!body) return failWith(error.c_str());
+  Op op{Op::Kernel};
+  op.kernelBody = std::move(body);
+  return dev().push(s, std::move(op));
+}
+
 const hetcclGpuPlugin_t kPlugin = {
     HETCCL_GPU_PLUGIN_VERSION, "sim", init, lastError, versions, deviceCount, getDevice, setDevice,
     allocDevice, freeDevice, allocPinned, freePinned, hostRegister, hostUnregister, pointerQuery,
@@ -165,7 +175,8 @@ const hetcclGpuPlugin_t kPlugin = {
     streamWaitFlag, streamWriteFlag, flagMethod, reduce, scale, divide, streamOps, streamCaptureInfo,
     devicePointer,
     nullptr, nullptr, nullptr,  // no IPC: the simulated device lives in one process
-    nullptr};                   // no batched copies: the core loops
+    nullptr,                    // no batched copies: the core loops
+    llAllReduce};
 
 }  // namespace
 

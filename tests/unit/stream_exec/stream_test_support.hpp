@@ -14,8 +14,9 @@
 
 namespace hetccl::test {
 
-/// Rings of 64 KiB slots (`slots` of them), small messages up to 4 KiB, and HETCCL_TIMEOUT 30 s so that a
-/// stall fails the test instead of hanging it.
+/// Rings of 64 KiB slots (`slots` of them), small messages up to 4 KiB, HETCCL_TIMEOUT 30 s so that a
+/// stall fails the test instead of hanging it, and no latency path (these tests are the stream pipeline's,
+/// small all-reduces included; latency_path_test.cc turns it on).
 class SmallRingTest : public ::testing::Test {
  protected:
   explicit SmallRingTest(const char* slots = "2") : slots_{"HETCCL_GPU_SLOTS", slots} {}
@@ -25,6 +26,7 @@ class SmallRingTest : public ::testing::Test {
   bootstrap::testing::ScopedEnv chunk_{"HETCCL_GPU_CHUNK_BYTES", "65536"};
   bootstrap::testing::ScopedEnv slots_;
   bootstrap::testing::ScopedEnv small_{"HETCCL_SMALL_BYTES", "4096"};
+  bootstrap::testing::ScopedEnv noLatencyPath_{"HETCCL_GPU_LL_BYTES", "0"};
 };
 
 /// Every collective kind of a CollCase, point-to-point (a ring of sends and receives) included.

@@ -1,4 +1,4 @@
-// Shared by the plugin_*_test.cc cases, which run every entry point of libhetccl-hip.so (hetcclGpuPlugin_v3)
+// Shared by the plugin_*_test.cc cases, which run every entry point of libhetccl-hip.so (hetcclGpuPlugin_v4)
 // against the fake HIP runtime in this process, in the default configuration (ROCm 6 runtime, 2 devices of
 // gfx90a, stream memory operations supported): result checks, the plugin and fake accessors, RAII streams
 // and buffers. Configurations of their own (no runtime, no device, other versions, architectures, cache)

@@ -1,0 +1,108 @@
+// The latency path's kernel (hetcclGpuPlugin_t::llAllReduce): ll_protocol.cuh run by one block, with the
+// element arithmetic of reduce_kernels.cuh applied to 8 bytes of data at a time. Single-source for CUDA and
+// HIP (the HIP plugin does not build it yet).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/gpu/ll_protocol.cuh"
+#include "device/gpu/reduce_kernels.cuh"
+
+namespace hetccl::gpu {
+
+constexpr int kLlThreads = 512;
+
+/// Env of ll::allReduce on a GPU: volatile 64-bit accesses (the boards are pinned host memory; volatile
+/// keeps every poll a real load), the block's barrier.
+struct LlDeviceEnv {
+  unsigned tid, nthreads;
+  __device__ static uint64_t load(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
+  __device__ static void store(uint64_t* p, uint64_t v) { *reinterpret_cast<volatile uint64_t*>(p) = v; }
+  __device__ static void pause() { gpuSpinPause(); }
+  __device__ static void fence() { __threadfence_system(); }
+  __device__ void sync() const { __syncthreads(); }
+};
+
+/// combine / finish of ll::allReduce for storage type T and operator Op: element by element over the
+/// 8 / sizeof(T) elements of a line (the zero padding of the last line is reduced too, never stored).
+template <typename T, typename Op>
+struct LlReduce {
+  uint64_t avgDivisor;  // 0: not an average
+  __device__ void combine(uint64_t& acc, uint64_t in) const {
+    T a[8 / sizeof(T)], b[8 / sizeof(T)];
+    __builtin_memcpy(a, &acc, 8);
+    __builtin_memcpy(b, &in, 8);
+#pragma unroll
+    for (unsigned k = 0; k < 8 / sizeof(T); ++k) a[k] = AccumulateFn<T, Op>{}(a[k], b[k]);
+    __builtin_memcpy(&acc, a, 8);
+  }
+  __device__ void finish(uint64_t& acc) const {
+    if (avgDivisor == 0) return;
+    T a[8 / sizeof(T)];
+    __builtin_memcpy(a, &acc, 8);
+#pragma unroll
+    for (unsigned k = 0; k < 8 / sizeof(T); ++k) a[k] = DivideFn<T>{avgDivisor}(a[k], a[k]);
+    __builtin_memcpy(&acc, a, 8);
+  }
+};
+
+template <typename T, typename Op>
+__device__ inline void llAllReduceBody(const hetcclGpuLlAllReduce_t& a) {
+  __shared__ ll::Shared shared;
+  LlDeviceEnv env{threadIdx.x, blockDim.x};
+  const LlReduce<T, Op> reduce{a.op == kAvg ? static_cast<uint64_t>(a.nranks) : 0};
+  ll::allReduce(a, sizeof(T), env, reduce, shared);
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kLlThreads) llAllReduceKernel(hetcclGpuLlAllReduce_t a) {
+  llAllReduceBody<T, Op>(a);
+}
+
+#ifndef HETCCL_GPU_DEVICE_ONLY
+
+/// Queues the call on `stream`: `invalid` for an unsupported type or operator (premulsum) or rank layout.
+inline gpuError_t launchLlAllReduce(const hetcclGpuLlAllReduce_t& a, gpuStream_t stream, gpuError_t invalid) {
+  if (a.nranks < 2 || a.nranks > HETCCL_GPU_LL_MAX_RANKS || a.rank < 0 || a.rank >= a.nranks) return invalid;
+  gpuError_t err = invalid;
+  visitElementType(a.dataType, [&](auto element) {
+    using T = decltype(element);
+    const uint64_t lines = ll::lines(a.count * sizeof(T));
+    if (ll::setWordsFor(a.count * sizeof(T)) > a.setWords) return;  // the boards are too small
+    unsigned threads = static_cast<unsigned>(lines < kLlThreads ? lines : kLlThreads);
+    threads = threads < 32 ? 32 : (threads + 31) / 32 * 32;
+    switch (a.op) {
+      case kSum: case kAvg: llAllReduceKernel<T, SumOp><<<1, threads, 0, stream>>>(a); break;
+      case kProd: llAllReduceKernel<T, ProdOp><<<1, threads, 0, stream>>>(a); break;
+      case kMax: llAllReduceKernel<T, typename MinMaxOf<T>::Max><<<1, threads, 0, stream>>>(a); break;
+      case kMin: llAllReduceKernel<T, typename MinMaxOf<T>::Min><<<1, threads, 0, stream>>>(a); break;
+      default: return;
+    }
+    err = gpuGetLastError();
+  });
+  return err;
+}
+
+/// Loads every latency-path kernel on the current device (see flag_kernels.cuh: lazy loading may wait for
+/// the whole device, and a peer's kernel may be polling).
+inline gpuError_t preloadLlKernels() {
+  gpuError_t err = gpuSuccess;
+  auto load = [&](const void* kernel) {
+    gpuFuncAttributes attributes;
+    if (err == gpuSuccess) err = gpuFuncGetAttributes(&attributes, kernel);
+  };
+  for (int type = kInt8; type <= kFloat8e5m2; ++type)
+    visitElementType(type, [&](auto element) {
+      using T = decltype(element);
+      load(reinterpret_cast<const void*>(&llAllReduceKernel<T, SumOp>));
+      load(reinterpret_cast<const void*>(&llAllReduceKernel<T, ProdOp>));
+      load(reinterpret_cast<const void*>(&llAllReduceKernel<T, typename MinMaxOf<T>::Max>));
+      load(reinterpret_cast<const void*>(&llAllReduceKernel<T, typename MinMaxOf<T>::Min>));
+    });
+  return err;
+}
+
+#endif  // HETCCL_GPU_DEVICE_ONLY
+
+}  // namespace hetccl::gpu

@@ -1,0 +1,175 @@
+// The latency path's protocol (hetcclGpuLlAllReduce_t in device/base/gpu_plugin.h): one all-reduce of a few
+// KiB among the GPU ranks of one host, run by ONE kernel per rank over the ranks' boards in pinned host
+// memory. Written once for the GPU kernels (ll_kernels.cuh, CUDA and HIP) and for the simulated GPU of the
+// tests, which runs this very code on a host thread (tests/unit/stream_exec/sim_ll.cc), so that removing
+// one of its waits makes a test fail (scripts/mutate-stream-waits.sh: each wait is marked with a trailing wait comment).
+//
+// A board set is HETCCL_GPU_LL_HEADER_WORDS header words and then one *line* (two words) per 8 bytes of
+// data. Every word is 32 bits of payload | the call's sequence number << 32, stored as one 64-bit store and
+// read as one 64-bit load, so a word that shows the sequence number holds that call's payload (no separate
+// flag, nothing to order between data and flag). Header word h carries half h % 2 of stamp word h / 2.
+//
+// One call, on every rank (seq = the last sequence number + 1, never 0; set = seq % 2):
+//   1. write: this rank's stamp (word 1 = seq) and its data into set `set` of its own board;
+//   2. headers: one thread per peer waits until the peer's header words show seq and compares them with
+//      its own stamp; a difference (another call, type, operator or count) is recorded in the report and
+//      ends the call on this rank (the peer finds the same difference in this rank's header);
+//   3. data: every line of every rank, in rank order (this rank's own from its input), waited for and
+//      reduced: the same order on every rank, so every rank gets the same bits;
+//   4. the new sequence number is stored (device memory: a CUDA graph replays the kernel and the kernel
+//      advances it, so replays and eager calls interleave freely).
+// Two sets alternate, so a rank may start call k + 1 while a peer still reads its call-k words: a rank
+// writes set k % 2 again only at call k + 2, which needs every peer's call-k + 1 words, written after that
+// peer finished reading call k. Every wait also polls the abort word (the host's monitor sets it after a
+// failure), so no kernel spins forever.
+#pragma once
+
+#include <stdint.h>
+
+#include "device/base/gpu_plugin.h"
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define HETCCL_LL_FN __host__ __device__ inline
+#else
+#define HETCCL_LL_FN inline
+#endif
+
+namespace hetccl::gpu::ll {
+
+/// Polls between two looks at the abort word.
+inline constexpr uint32_t kAbortPollSpins = 256;
+
+/// What the threads of one call share (GPU: shared memory; host: a local).
+struct Shared {
+  volatile int failed;        // 0: fine, 1: a peer's stamp differs, 2: aborted
+  volatile int mismatchPeer;  // a peer whose stamp differs (any one)
+};
+
+HETCCL_LL_FN uint32_t nextSeq(uint64_t last) {
+  const uint32_t s = static_cast<uint32_t>(last) + 1;
+  return s == 0 ? 1 : s;  // 0 is what fresh memory holds
+}
+HETCCL_LL_FN uint64_t word(uint32_t payload, uint32_t seq) { return uint64_t{payload} | (uint64_t{seq} << 32); }
+HETCCL_LL_FN uint32_t seqOf(uint64_t w) { return static_cast<uint32_t>(w >> 32); }
+HETCCL_LL_FN uint64_t dataBytes(const hetcclGpuLlAllReduce_t& a, uint64_t elementBytes) { return a.count * elementBytes; }
+HETCCL_LL_FN uint64_t lines(uint64_t bytes) { return (bytes + 7) / 8; }
+/// Words one set needs for `bytes` of data.
+HETCCL_LL_FN uint64_t setWordsFor(uint64_t bytes) { return HETCCL_GPU_LL_HEADER_WORDS + 2 * lines(bytes); }
+/// Set `seq % 2` of `rank`'s board.
+HETCCL_LL_FN uint64_t* setOf(const hetcclGpuLlAllReduce_t& a, int rank, uint32_t seq) {
+  return a.boards[rank] + (seq & 1u) * a.setWords;
+}
+/// Stamp word w of this call (word 1 is the sequence number).
+HETCCL_LL_FN uint64_t stampWord(const hetcclGpuLlAllReduce_t& a, int w, uint32_t seq) { return w == 1 ? seq : a.stamp[w]; }
+
+/// The 8 bytes of line `i` of `src` (`bytes` long), zero beyond its end.
+HETCCL_LL_FN uint64_t loadLine(const void* src, uint64_t bytes, uint64_t i) {
+  const unsigned char* p = static_cast<const unsigned char*>(src) + 8 * i;
+  if (8 * i + 8 <= bytes && reinterpret_cast<uintptr_t>(p) % 8 == 0) return *reinterpret_cast<const uint64_t*>(p);
+  uint64_t v = 0;
+  for (uint64_t b = 0; b < 8 && 8 * i + b < bytes; ++b) v |= uint64_t{p[b]} << (8 * b);
+  return v;
+}
+/// Stores the bytes of line `i` that lie inside `dst` (`bytes` long).
+HETCCL_LL_FN void storeLine(void* dst, uint64_t bytes, uint64_t i, uint64_t v) {
+  unsigned char* p = static_cast<unsigned char*>(dst) + 8 * i;
+  if (8 * i + 8 <= bytes && reinterpret_cast<uintptr_t>(p) % 8 == 0) {
+    *reinterpret_cast<uint64_t*>(p) = v;
+    return;
+  }
+  for (uint64_t b = 0; b < 8 && 8 * i + b < bytes; ++b) p[b] = static_cast<unsigned char>(v >> (8 * b));
+}
+
+/// True (and sh.failed = 2) once the abort word is set; looks at it every kAbortPollSpins calls.
+template <class Env>
+HETCCL_LL_FN bool aborted(const hetcclGpuLlAllReduce_t& a, uint32_t& spins, Shared& sh) {
+  if (++spins % kAbortPollSpins != 0) return false;
+  if (Env::load(a.abortWord) == 0) return false;
+  sh.failed = 2;
+  return true;
+}
+
+/// One rank's share of one call. Env: static load(const uint64_t*) / store(uint64_t*, uint64_t) (one 64-bit
+/// access each, visible to other devices and the host), static pause(), static fence() (earlier writes
+/// visible system-wide before later ones), sync() (every thread of the call), tid / nthreads. Reduce: combine(uint64_t& acc, uint64_t in) and finish(uint64_t& acc) on 8 bytes of data.
+/// `elementBytes` is the size of one element of a.dataType.
+template <class Env, class Reduce>
+HETCCL_LL_FN void allReduce(const hetcclGpuLlAllReduce_t& a, uint64_t elementBytes, Env& env, const Reduce& reduce,
+                            Shared& sh) {
+  const uint32_t seq = nextSeq(*a.seq);
+  const uint64_t bytes = dataBytes(a, elementBytes), n = lines(bytes);
+  if (env.tid == 0) {
+    sh.failed = 0;
+    sh.mismatchPeer = -1;
+    if (a.startedWord) Env::store(a.startedWord, a.callNumber);
+  }
+  // 1. This rank's stamp and data into its own board.
+  uint64_t* own = setOf(a, a.rank, seq);
+  for (uint64_t h = env.tid; h < HETCCL_GPU_LL_HEADER_WORDS; h += env.nthreads) {
+    const uint64_t s = stampWord(a, static_cast<int>(h / 2), seq);
+    Env::store(own + h, word(static_cast<uint32_t>(h % 2 ? s >> 32 : s), seq));
+  }
+  for (uint64_t i = env.tid; i < n; i += env.nthreads) {
+    const uint64_t v = loadLine(a.send, bytes, i);
+    Env::store(own + HETCCL_GPU_LL_HEADER_WORDS + 2 * i, word(static_cast<uint32_t>(v), seq));
+    Env::store(own + HETCCL_GPU_LL_HEADER_WORDS + 2 * i + 1, word(static_cast<uint32_t>(v >> 32), seq));
+  }
+  env.sync();
+  // 2. Every peer's stamp.
+  for (int peer = static_cast<int>(env.tid); peer < a.nranks; peer += static_cast<int>(env.nthreads)) {
+    if (peer == a.rank) continue;
+    const uint64_t* theirs = setOf(a, peer, seq);
+    uint32_t spins = 0;
+    for (int h = 0; h < HETCCL_GPU_LL_HEADER_WORDS && sh.failed != 2; ++h) {
+      uint64_t w = Env::load(theirs + h);
+      while (seqOf(w) != seq && !aborted<Env>(a, spins, sh)) w = (Env::pause(), Env::load(theirs + h));  // wait:ll-header
+      const uint64_t s = stampWord(a, h / 2, seq);
+      if (sh.failed != 2 && static_cast<uint32_t>(w) != static_cast<uint32_t>(h % 2 ? s >> 32 : s)) {
+        sh.failed = 1;
+        sh.mismatchPeer = peer;
+      }
+    }
+  }
+  env.sync();
+  // 3. Every line: the ranks' words in rank order, reduced.
+  for (uint64_t i = env.tid; i < n && sh.failed == 0; i += env.nthreads) {
+    uint64_t acc = 0;
+    for (int r = 0; r < a.nranks && sh.failed == 0; ++r) {
+      uint64_t v;
+      if (r == a.rank) {
+        v = loadLine(a.send, bytes, i);
+      } else {
+        const uint64_t* line = setOf(a, r, seq) + HETCCL_GPU_LL_HEADER_WORDS + 2 * i;
+        uint32_t spins = 0;
+        uint64_t lo = Env::load(line), hi = Env::load(line + 1);
+        while ((seqOf(lo) != seq || seqOf(hi) != seq) && !aborted<Env>(a, spins, sh))  // wait:ll-line
+          lo = (Env::pause(), Env::load(line)), hi = Env::load(line + 1);
+        v = (lo & 0xffffffffu) | (hi << 32);
+      }
+      if (r == 0) acc = v;
+      else reduce.combine(acc, v);
+    }
+    if (sh.failed == 0) {
+      reduce.finish(acc);
+      storeLine(a.recv, bytes, i, acc);
+    }
+  }
+  env.sync();
+  // 4. The sequence number, the report, the host's words.
+  if (env.tid != 0) return;
+  *a.seq = seq;
+  if (sh.failed == 1 && Env::load(a.report) == 0) {
+    const uint64_t* theirs = setOf(a, sh.mismatchPeer, seq);
+    for (int w = 0; w < 4; ++w) {
+      Env::store(a.report + 1 + w, (Env::load(theirs + 2 * w) & 0xffffffffu) | (Env::load(theirs + 2 * w + 1) << 32));
+      Env::store(a.report + 5 + w, stampWord(a, w, seq));
+    }
+    Env::fence();
+    Env::store(a.report, static_cast<uint64_t>(sh.mismatchPeer) + 1);
+  }
+  Env::fence();  // the outputs before the host's words
+  if (a.finishedWord) Env::store(a.finishedWord, a.callNumber);
+  if (a.doneWord) Env::store(a.doneWord, a.doneValue);
+}
+
+}  // namespace hetccl::gpu::ll
