@@ -11,7 +11,7 @@
 #   OUT=./out BUILD_DIR=devbin TESTS_DIR=devbin/t NCCL_TIME=devbin/nccl_allreduce_time \
 #     bash bench/gpu/run_latency_path_bench.sh
 # BUILD_DIR holds tools/hetccl-perf, tools/hetccl-run, libhetccl-cuda.so; TESTS_DIR the GPU test binaries.
-# LAYOUTS (default "1p1 2p2"), MAX (1M), ITERS (200), WARMUP (20), ROUNDS (3), CHECKS (1; 0 skips part 2).
+# LAYOUTS (default "1p1 2p2"; 1dom: 2 GPUs in one domain, where hetccl delegates to NCCL), MAX (1M), ITERS (200), WARMUP (20), ROUNDS (3), CHECKS (1; 0 skips part 2).
 # Summary: python3 bench/gpu/summarize_latency_path.py $OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -42,6 +42,7 @@ for layout in ${LAYOUTS:-1p1 2p2}; do
   case $layout in
     1p1) n=2; launch=(-n 2 --domains 2) ;;
     2p2) n=4; launch=(-n 4 --domains 2 --layout blocks) ;;
+    1dom) n=2; launch=(-n 2) ;;  # one domain, delegated whole to NCCL: hetccl's own cost per call
     *) echo "unknown layout $layout"; continue ;;
   esac
   if [ "$gpus" -lt "$n" ]; then echo "$layout: needs $n GPUs, $gpus here: skipped"; continue; fi

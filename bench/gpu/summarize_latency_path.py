@@ -54,7 +54,8 @@ def size_name(b):
 
 def main(out):
     raw = Path(out) / "raw"
-    for layout, title in (("1p1", "1+1 (2 GPUs, two domains)"), ("2p2", "2+2 (4 GPUs, two domains of two)")):
+    for layout, title in (("1p1", "1+1 (2 GPUs, two domains)"), ("2p2", "2+2 (4 GPUs, two domains of two)"),
+                          ("1dom", "one domain, 2 GPUs (hetccl delegates to NCCL: no latency path)")):
         off, wrong_off = medians(raw, f"{layout}_off", hetccl_times)
         ll, wrong_ll = medians(raw, f"{layout}_ll", hetccl_times)
         if not off and not ll:

@@ -117,9 +117,9 @@ std::unique_ptr<LlPath> LlPath::create(const hetcclGpuPlugin_t& gpu, bootstrap::
     path->devBoards_[p] = reinterpret_cast<uint64_t*>(static_cast<char*>(dev) + kBoardHeaderBytes);
   }
   void* seq = nullptr;
-  path->check(gpu.allocDevice(&seq, 8), "allocDevice(latency-path sequence number)");
+  path->check(gpu.allocDevice(&seq, 16), "allocDevice(latency-path sequence number)");
   path->seq_ = static_cast<uint64_t*>(seq);
-  path->check(gpu.memsetSync(seq, 0, 8), "memsetSync(latency-path sequence number)");
+  path->check(gpu.memsetSync(seq, 0, 16), "memsetSync(latency-path sequence number)");
   void* control = nullptr;
   path->check(gpu.allocPinned(&control, kControlBytes), "allocPinned(latency-path control words)");
   path->control_ = static_cast<uint64_t*>(control);

@@ -73,7 +73,7 @@ class LlPath {
   std::vector<transport::shm::ShmSegment> boards_;  // indexed by rank (this rank's own included)
   std::vector<bool> registered_;
   std::vector<uint64_t*> hostBoards_, devBoards_;   // first word of set 0 of each board
-  uint64_t* seq_ = nullptr;      // device memory: the last sequence number
+  uint64_t* seq_ = nullptr;      // device memory: the last sequence number, the finished-blocks counter
   uint64_t* control_ = nullptr;  // pinned: abort word, then (own cache line) the report words
   uint64_t* devControl_ = nullptr;
 };

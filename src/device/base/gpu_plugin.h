@@ -112,7 +112,8 @@ typedef struct {
   int32_t dataType;    /* hetccl::DataType */
   int32_t op;          /* sum, prod, max, min, avg (the sum divided by nranks) */
   uint64_t stamp[4];   /* the call stamp every rank must agree on (word 1 is replaced by the sequence number) */
-  uint64_t* seq;       /* device memory, 8 bytes, 0 at the first call: the last sequence number this rank used */
+  uint64_t* seq;       /* device memory, 16 bytes, 0 at the first call: the last sequence number this rank used,
+                          then a counter of the kernel's finished blocks (0 between calls) */
   const uint64_t* abortWord;  /* pinned: once nonzero the kernel stops waiting and ends (outputs undefined) */
   uint64_t* report;    /* pinned, HETCCL_GPU_REPORT_WORDS: the first stamp mismatch the kernel found (as
                           STAMP_CHECK reports it: [1..4] found on the peer's board, [5..8] expected) */
@@ -236,7 +237,7 @@ typedef struct {
 
   /* ---- v4: the latency path ---- */
   /* Queues the all-reduce `args` describes (copied: the caller may reuse it) on `stream` as one kernel
-   * (capturable). Every rank of args->boards runs the same calls in the same order. The kernel writes this
+   * (capturable; one block for a few lines, more for more). Every rank of args->boards runs the same calls in the same order. The kernel writes this
    * rank's contribution to its board, then waits for every peer's words of this call and reduces them in
    * rank order (identical results on every rank). It waits until the call's words arrive, a peer's stamp
    * differs (it records the report and ends) or *abortWord becomes nonzero. NULL in a plugin without it

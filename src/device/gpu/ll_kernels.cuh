@@ -1,4 +1,5 @@
-// The latency path's kernel (hetcclGpuPlugin_t::llAllReduce): ll_protocol.cuh run by one block, with the
+// The latency path's kernel (hetcclGpuPlugin_t::llAllReduce): ll_protocol.cuh run by a grid of blocks of up
+// to kLlThreads lines each (a lane per line, then a lane per peer header word), with the
 // element arithmetic of reduce_kernels.cuh applied to 8 bytes of data at a time. Single-source for CUDA and
 // HIP (the HIP plugin does not build it yet).
 #pragma once
@@ -11,17 +12,28 @@
 
 namespace hetccl::gpu {
 
-constexpr int kLlThreads = 512;
+constexpr int kLlThreads = 256;     // lines per block (a line per lane)
+constexpr int kLlMaxBlockThreads = kLlThreads + HETCCL_GPU_LL_HEADER_WORDS * HETCCL_GPU_LL_MAX_RANKS;  // and header lanes
+constexpr unsigned kLlMaxBlocks = 64;  // a thread takes several lines beyond 64 x 256 lines (128 KiB)
 
 /// Env of ll::allReduce on a GPU: volatile 64-bit accesses (the boards are pinned host memory; volatile
-/// keeps every poll a real load), the block's barrier.
+/// keeps every poll a real load), the block's barrier, the finished blocks counted in seq[1].
 struct LlDeviceEnv {
-  unsigned tid, nthreads;
+  unsigned tid, nthreads, lane, laneCount;
+  bool firstBlock, manyBlocks;
+  unsigned long long* finishedBlocks;
   __device__ static uint64_t load(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
   __device__ static void store(uint64_t* p, uint64_t v) { *reinterpret_cast<volatile uint64_t*>(p) = v; }
   __device__ static void pause() { gpuSpinPause(); }
   __device__ static void fence() { __threadfence_system(); }
   __device__ void sync() const { __syncthreads(); }
+  __device__ bool lastToFinish() const {
+    if (gridDim.x == 1) return true;
+    __threadfence();
+    if (atomicAdd(finishedBlocks, 1ull) != gridDim.x - 1) return false;
+    *finishedBlocks = 0;  // for the next call: no other block of this one touches it any more
+    return true;
+  }
 };
 
 /// combine / finish of ll::allReduce for storage type T and operator Op: element by element over the
@@ -50,13 +62,14 @@ struct LlReduce {
 template <typename T, typename Op>
 __device__ inline void llAllReduceBody(const hetcclGpuLlAllReduce_t& a) {
   __shared__ ll::Shared shared;
-  LlDeviceEnv env{threadIdx.x, blockDim.x};
+  LlDeviceEnv env{blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x, threadIdx.x, blockDim.x,
+                  blockIdx.x == 0, gridDim.x > 1, reinterpret_cast<unsigned long long*>(a.seq + 1)};
   const LlReduce<T, Op> reduce{a.op == kAvg ? static_cast<uint64_t>(a.nranks) : 0};
   ll::allReduce(a, sizeof(T), env, reduce, shared);
 }
 
 template <typename T, typename Op>
-__global__ void __launch_bounds__(kLlThreads) llAllReduceKernel(hetcclGpuLlAllReduce_t a) {
+__global__ void __launch_bounds__(kLlMaxBlockThreads) llAllReduceKernel(hetcclGpuLlAllReduce_t a) {
   llAllReduceBody<T, Op>(a);
 }
 
@@ -70,13 +83,16 @@ inline gpuError_t launchLlAllReduce(const hetcclGpuLlAllReduce_t& a, gpuStream_t
     using T = decltype(element);
     const uint64_t lines = ll::lines(a.count * sizeof(T));
     if (ll::setWordsFor(a.count * sizeof(T)) > a.setWords) return;  // the boards are too small
-    unsigned threads = static_cast<unsigned>(lines < kLlThreads ? lines : kLlThreads);
-    threads = threads < 32 ? 32 : (threads + 31) / 32 * 32;
+    // One lane per line, and one per peer's header word after them (checks in parallel with the lines).
+    unsigned threads = static_cast<unsigned>(lines < kLlThreads ? lines : kLlThreads) + HETCCL_GPU_LL_HEADER_WORDS * a.nranks;
+    threads = (threads + 31) / 32 * 32;
+    const uint64_t wanted = (lines + kLlThreads - 1) / kLlThreads;
+    const unsigned blocks = wanted < 1 ? 1 : wanted > kLlMaxBlocks ? kLlMaxBlocks : static_cast<unsigned>(wanted);
     switch (a.op) {
-      case kSum: case kAvg: llAllReduceKernel<T, SumOp><<<1, threads, 0, stream>>>(a); break;
-      case kProd: llAllReduceKernel<T, ProdOp><<<1, threads, 0, stream>>>(a); break;
-      case kMax: llAllReduceKernel<T, typename MinMaxOf<T>::Max><<<1, threads, 0, stream>>>(a); break;
-      case kMin: llAllReduceKernel<T, typename MinMaxOf<T>::Min><<<1, threads, 0, stream>>>(a); break;
+      case kSum: case kAvg: llAllReduceKernel<T, SumOp><<<blocks, threads, 0, stream>>>(a); break;
+      case kProd: llAllReduceKernel<T, ProdOp><<<blocks, threads, 0, stream>>>(a); break;
+      case kMax: llAllReduceKernel<T, typename MinMaxOf<T>::Max><<<blocks, threads, 0, stream>>>(a); break;
+      case kMin: llAllReduceKernel<T, typename MinMaxOf<T>::Min><<<blocks, threads, 0, stream>>>(a); break;
       default: return;
     }
     err = gpuGetLastError();

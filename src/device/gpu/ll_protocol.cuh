@@ -14,8 +14,9 @@
 //   2. headers: one thread per peer waits until the peer's header words show seq and compares them with
 //      its own stamp; a difference (another call, type, operator or count) is recorded in the report and
 //      ends the call on this rank (the peer finds the same difference in this rank's header);
-//   3. data: every line of every rank, in rank order (this rank's own from its input), waited for and
-//      reduced: the same order on every rank, so every rank gets the same bits;
+//   3. data, at the same time: every line of every rank, in rank order (this rank's own from its input),
+//      waited for and reduced: the same order on every rank, so every rank gets the same bits (a line
+//      reduced before a stamp difference was seen is garbage: the outputs of a failed call are undefined);
 //   4. the new sequence number is stored (device memory: a CUDA graph replays the kernel and the kernel
 //      advances it, so replays and eager calls interleave freely).
 // Two sets alternate, so a rank may start call k + 1 while a peer still reads its call-k words: a rank
@@ -89,23 +90,27 @@ HETCCL_LL_FN bool aborted(const hetcclGpuLlAllReduce_t& a, uint32_t& spins, Shar
   return true;
 }
 
-/// One rank's share of one call. Env: static load(const uint64_t*) / store(uint64_t*, uint64_t) (one 64-bit
-/// access each, visible to other devices and the host), static pause(), static fence() (earlier writes
-/// visible system-wide before later ones), sync() (every thread of the call), tid / nthreads. Reduce: combine(uint64_t& acc, uint64_t in) and finish(uint64_t& acc) on 8 bytes of data.
-/// `elementBytes` is the size of one element of a.dataType.
+/// One rank's share of one call, run by every thread of every block of the kernel. Env: static
+/// load(const uint64_t*) / store(uint64_t*, uint64_t) (one 64-bit access each, visible to other devices and
+/// the host), static pause(), static fence() (earlier writes visible system-wide before later ones); tid /
+/// nthreads (this thread and all of them, over the blocks: lines are spread over every thread), lane /
+/// laneCount (this thread and all of them in its block), firstBlock, manyBlocks; sync() (the block's barrier) and
+/// lastToFinish() (called by lane 0 of each block after the block's work: true in the one block that
+/// finishes last, after every block read the sequence number). Reduce: combine(uint64_t& acc, uint64_t in)
+/// and finish(uint64_t& acc) on 8 bytes of data. `elementBytes` is the size of one element of a.dataType.
 template <class Env, class Reduce>
 HETCCL_LL_FN void allReduce(const hetcclGpuLlAllReduce_t& a, uint64_t elementBytes, Env& env, const Reduce& reduce,
                             Shared& sh) {
-  const uint32_t seq = nextSeq(*a.seq);
+  const uint32_t seq = nextSeq(a.seq[0]);
   const uint64_t bytes = dataBytes(a, elementBytes), n = lines(bytes);
-  if (env.tid == 0) {
+  if (env.lane == 0) {
     sh.failed = 0;
     sh.mismatchPeer = -1;
-    if (a.startedWord) Env::store(a.startedWord, a.callNumber);
+    if (env.firstBlock && a.startedWord) Env::store(a.startedWord, a.callNumber);
   }
   // 1. This rank's stamp and data into its own board.
   uint64_t* own = setOf(a, a.rank, seq);
-  for (uint64_t h = env.tid; h < HETCCL_GPU_LL_HEADER_WORDS; h += env.nthreads) {
+  for (uint64_t h = env.lane; env.firstBlock && h < HETCCL_GPU_LL_HEADER_WORDS; h += env.laneCount) {
     const uint64_t s = stampWord(a, static_cast<int>(h / 2), seq);
     Env::store(own + h, word(static_cast<uint32_t>(h % 2 ? s >> 32 : s), seq));
   }
@@ -114,25 +119,36 @@ HETCCL_LL_FN void allReduce(const hetcclGpuLlAllReduce_t& a, uint64_t elementByt
     Env::store(own + HETCCL_GPU_LL_HEADER_WORDS + 2 * i, word(static_cast<uint32_t>(v), seq));
     Env::store(own + HETCCL_GPU_LL_HEADER_WORDS + 2 * i + 1, word(static_cast<uint32_t>(v >> 32), seq));
   }
-  env.sync();
-  // 2. Every peer's stamp.
-  for (int peer = static_cast<int>(env.tid); peer < a.nranks; peer += static_cast<int>(env.nthreads)) {
+  env.sync();  // sh is set
+  // 2. Every peer's stamp, in every block: the k-th lane from the block's end checks word k % 8 of peer k / 8
+  //    (one round trip for all; the kernel gives these lanes no line when the call has few). In a call of one
+  //    block the lines need not wait for the check (a call that fails leaves its outputs undefined; a
+  //    difference stops every waiter); in a larger call they do, so that thousands of threads do not poll
+  //    host memory before the peers' words are on their way.
+  for (int k = static_cast<int>(env.laneCount - 1 - env.lane); k < a.nranks * HETCCL_GPU_LL_HEADER_WORDS; k += static_cast<int>(env.laneCount)) {
+    const int peer = k / HETCCL_GPU_LL_HEADER_WORDS, h = k % HETCCL_GPU_LL_HEADER_WORDS;
     if (peer == a.rank) continue;
     const uint64_t* theirs = setOf(a, peer, seq);
     uint32_t spins = 0;
-    for (int h = 0; h < HETCCL_GPU_LL_HEADER_WORDS && sh.failed != 2; ++h) {
-      uint64_t w = Env::load(theirs + h);
-      while (seqOf(w) != seq && !aborted<Env>(a, spins, sh)) w = (Env::pause(), Env::load(theirs + h));  // wait:ll-header
-      const uint64_t s = stampWord(a, h / 2, seq);
-      if (sh.failed != 2 && static_cast<uint32_t>(w) != static_cast<uint32_t>(h % 2 ? s >> 32 : s)) {
-        sh.failed = 1;
-        sh.mismatchPeer = peer;
-      }
+    uint64_t w = Env::load(theirs + h);
+    while (seqOf(w) != seq && sh.failed == 0 && !aborted<Env>(a, spins, sh)) w = (Env::pause(), Env::load(theirs + h));  // wait:ll-header
+    const uint64_t s = stampWord(a, h / 2, seq);
+    if (seqOf(w) == seq && static_cast<uint32_t>(w) != static_cast<uint32_t>(h % 2 ? s >> 32 : s)) {
+      sh.mismatchPeer = peer;
+      sh.failed = 1;
     }
   }
-  env.sync();
-  // 3. Every line: the ranks' words in rank order, reduced.
+  if (env.manyBlocks) env.sync();
+  // 3. Every line: the ranks' words in rank order, reduced. Each line's words of every peer are loaded at
+  //    once (one round trip to host memory for all of them), then waited for in rank order.
   for (uint64_t i = env.tid; i < n && sh.failed == 0; i += env.nthreads) {
+    uint64_t lo[HETCCL_GPU_LL_MAX_RANKS], hi[HETCCL_GPU_LL_MAX_RANKS];
+    for (int r = 0; r < a.nranks; ++r) {
+      if (r == a.rank) continue;
+      const uint64_t* line = setOf(a, r, seq) + HETCCL_GPU_LL_HEADER_WORDS + 2 * i;
+      lo[r] = Env::load(line);
+      hi[r] = Env::load(line + 1);
+    }
     uint64_t acc = 0;
     for (int r = 0; r < a.nranks && sh.failed == 0; ++r) {
       uint64_t v;
@@ -141,10 +157,9 @@ HETCCL_LL_FN void allReduce(const hetcclGpuLlAllReduce_t& a, uint64_t elementByt
       } else {
         const uint64_t* line = setOf(a, r, seq) + HETCCL_GPU_LL_HEADER_WORDS + 2 * i;
         uint32_t spins = 0;
-        uint64_t lo = Env::load(line), hi = Env::load(line + 1);
-        while ((seqOf(lo) != seq || seqOf(hi) != seq) && !aborted<Env>(a, spins, sh))  // wait:ll-line
-          lo = (Env::pause(), Env::load(line)), hi = Env::load(line + 1);
-        v = (lo & 0xffffffffu) | (hi << 32);
+        while ((seqOf(lo[r]) != seq || seqOf(hi[r]) != seq) && sh.failed == 0 && !aborted<Env>(a, spins, sh))  // wait:ll-line
+          lo[r] = (Env::pause(), Env::load(line)), hi[r] = Env::load(line + 1);
+        v = (lo[r] & 0xffffffffu) | (hi[r] << 32);
       }
       if (r == 0) acc = v;
       else reduce.combine(acc, v);
@@ -155,9 +170,8 @@ HETCCL_LL_FN void allReduce(const hetcclGpuLlAllReduce_t& a, uint64_t elementByt
     }
   }
   env.sync();
-  // 4. The sequence number, the report, the host's words.
-  if (env.tid != 0) return;
-  *a.seq = seq;
+  // 4. The report; then, in the block that finishes last, the sequence number and the host's words.
+  if (env.lane != 0) return;
   if (sh.failed == 1 && Env::load(a.report) == 0) {
     const uint64_t* theirs = setOf(a, sh.mismatchPeer, seq);
     for (int w = 0; w < 4; ++w) {
@@ -167,6 +181,8 @@ HETCCL_LL_FN void allReduce(const hetcclGpuLlAllReduce_t& a, uint64_t elementByt
     Env::fence();
     Env::store(a.report, static_cast<uint64_t>(sh.mismatchPeer) + 1);
   }
+  if (!env.lastToFinish()) return;
+  a.seq[0] = seq;
   Env::fence();  // the outputs before the host's words
   if (a.finishedWord) Env::store(a.finishedWord, a.callNumber);
   if (a.doneWord) Env::store(a.doneWord, a.doneValue);

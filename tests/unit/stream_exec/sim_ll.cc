@@ -11,9 +11,11 @@
 namespace hetccl::test::sim {
 namespace {
 
-/// ll::allReduce's Env on the host: one thread; every board access one atomic 64-bit access.
+/// ll::allReduce's Env on the host: one block of one thread; every board access one atomic 64-bit access.
 struct HostEnv {
-  unsigned tid = 0, nthreads = 1;
+  unsigned tid = 0, nthreads = 1, lane = 0, laneCount = 1;
+  bool firstBlock = true, manyBlocks = false;
+  bool lastToFinish() const { return true; }  // the only block
   static uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
   static void store(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
   static void pause() { std::this_thread::yield(); }
