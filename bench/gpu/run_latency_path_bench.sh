@@ -10,7 +10,8 @@
 #     differ on the path), and two ranks sharing one GPU (it works there too, but time-slices: no speed).
 #   OUT=./out BUILD_DIR=devbin TESTS_DIR=devbin/t NCCL_TIME=devbin/nccl_allreduce_time \
 #     bash bench/gpu/run_latency_path_bench.sh
-# BUILD_DIR holds tools/hetccl-perf, tools/hetccl-run, libhetccl-cuda.so; TESTS_DIR the GPU test binaries.
+# BUILD_DIR holds tools/hetccl-perf, tools/hetccl-run, libhetccl-cuda.so (PLUGIN: another plugin file); TESTS_DIR
+# the GPU test binaries.
 # LAYOUTS (default "1p1 2p2"; 1dom: 2 GPUs in one domain, where hetccl delegates to NCCL), MAX (1M), ITERS (200), WARMUP (20), ROUNDS (3), CHECKS (1; 0 skips part 2).
 # Summary: python3 bench/gpu/summarize_latency_path.py $OUT
 set -uo pipefail
@@ -26,7 +27,7 @@ HETCCL_DEVICE=cuda
 TORCH_BASELINE=unused
 # shellcheck source=bench/gpu/bench_lib.sh
 source bench/gpu/bench_lib.sh
-export HETCCL_CUDA_PLUGIN=$BUILD_DIR/libhetccl-cuda.so HETCCL_TIMEOUT=${HETCCL_TIMEOUT:-60}
+export HETCCL_CUDA_PLUGIN=${PLUGIN:-$BUILD_DIR/libhetccl-cuda.so} HETCCL_TIMEOUT=${HETCCL_TIMEOUT:-60}
 step_info
 
 # nccl_time NAME N [VAR=VALUE...]: N processes of NCCL_TIME, one per GPU.

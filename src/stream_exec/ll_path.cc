@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -40,7 +41,17 @@ struct Offer {
   uint32_t reserved;
   uint64_t maxBytes;
   SegmentTag tag;
+  char busId[32];  // its GPU's PCI bus id ("" when unknown)
 };
+
+/// Two ranks whose GPUs have the same bus id, or nullopt.
+std::optional<std::pair<int, int>> sharedGpu(const std::vector<Offer>& offers) {
+  for (size_t p = 0; p < offers.size(); ++p)
+    for (size_t q = p + 1; q < offers.size(); ++q)
+      if (offers[p].busId[0] && std::strncmp(offers[p].busId, offers[q].busId, sizeof offers[p].busId) == 0)
+        return std::make_pair(static_cast<int>(p), static_cast<int>(q));
+  return std::nullopt;
+}
 
 std::optional<std::string> localObstacle(const hetcclGpuPlugin_t& gpu, bootstrap::Bootstrap& boot, uint64_t maxBytes) {
   if (maxBytes == 0) return "HETCCL_GPU_LL_BYTES is 0";
@@ -54,12 +65,17 @@ std::optional<std::string> localObstacle(const hetcclGpuPlugin_t& gpu, bootstrap
 
 }  // namespace
 
-std::unique_ptr<LlPath> LlPath::create(const hetcclGpuPlugin_t& gpu, bootstrap::Bootstrap& boot, uint64_t maxBytes) {
+std::unique_ptr<LlPath> LlPath::create(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot,
+                                       uint64_t maxBytes) {
   const int n = boot.size(), self = boot.rank();
   const std::optional<std::string> obstacle = localObstacle(gpu, boot, maxBytes);
   std::vector<Offer> offers(n);
-  offers[self] = Offer{obstacle ? 0u : 1u, 0, maxBytes, randomSegmentTag()};
+  offers[self] = Offer{obstacle ? 0u : 1u, 0, maxBytes, randomSegmentTag(), {}};
+  if (gpu.deviceBusId && gpu.deviceBusId(device, offers[self].busId, sizeof offers[self].busId) != HETCCL_GPU_OK)
+    offers[self].busId[0] = '\0';
+  offers[self].busId[sizeof offers[self].busId - 1] = '\0';
   boot.allGather(offers.data(), sizeof(Offer));
+  for (Offer& o : offers) o.busId[sizeof o.busId - 1] = '\0';  // a peer's string ends inside its field
   for (int p = 0; p < n; ++p) {
     if (!offers[p].usable) {
       HETCCL_INFO(log::kInit, "rank ", self, ": no latency path (rank ", p, ": ",
@@ -68,6 +84,11 @@ std::unique_ptr<LlPath> LlPath::create(const hetcclGpuPlugin_t& gpu, bootstrap::
     }
     if (!validSegmentTag(offers[p].tag) || offers[p].maxBytes != maxBytes)
       throw PeerError(p, boot.peers()[p].hostId, concat("rank ", p, " published a malformed latency-path offer"));
+  }
+  if (const auto shared = sharedGpu(offers)) {
+    HETCCL_INFO(log::kInit, "rank ", self, ": no latency path (ranks ", shared->first, " and ", shared->second,
+                " share GPU ", offers[shared->first].busId, ")");
+    return nullptr;
   }
   std::unique_ptr<LlPath> path(new LlPath(gpu, self, n, maxBytes));
   const uint64_t setWords = path->setWords_;

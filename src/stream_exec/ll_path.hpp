@@ -41,8 +41,12 @@ class LlPath {
 
   /// Collective over `boot`: the latency path when every rank can take it (its plugin has llAllReduce, all
   /// ranks share one host, 2..HETCCL_GPU_LL_MAX_RANKS ranks, `maxBytes` > 0: alike on every rank, since
-  /// HETCCL_GPU_LL_BYTES is compared when the communicator is created), else nullptr on every rank.
-  static std::unique_ptr<LlPath> create(const hetcclGpuPlugin_t& gpu, bootstrap::Bootstrap& boot, uint64_t maxBytes);
+  /// HETCCL_GPU_LL_BYTES is compared when the communicator is created) and no two ranks use one GPU (by the
+  /// plugins' PCI bus ids of `device`: two processes' kernels time-slice one GPU, so a kernel polling for a
+  /// peer of the same GPU waits for a time slice; the stream pipeline, whose waits are stream memory
+  /// operations, keeps the GPU free for other work meanwhile), else nullptr on every rank.
+  static std::unique_ptr<LlPath> create(const hetcclGpuPlugin_t& gpu, int device, bootstrap::Bootstrap& boot,
+                                        uint64_t maxBytes);
   ~LlPath();
   LlPath(const LlPath&) = delete;
   LlPath& operator=(const LlPath&) = delete;

@@ -97,7 +97,7 @@ StreamExecutor::StreamExecutor(const hetcclGpuPlugin_t& gpu, int device, bootstr
                                             [this](const std::exception& e) { reportFailure(e); });
     proxy_->start();
   }
-  ll_ = LlPath::create(gpu_, boot, latencyPathBytesFromConfig());
+  ll_ = LlPath::create(gpu_, device_, boot, latencyPathBytesFromConfig());
   thread_ = std::thread([this] { monitor(); });
   HETCCL_INFO(log::kInit, "rank ", topology_.rank, ": device calls use the ", describe(), ", chunk ", slotBytes,
               " bytes, ", slots, " slots per ring", remotePeers ? concat(", ", remotePeers, " peers on other hosts through the ring proxy") : std::string());

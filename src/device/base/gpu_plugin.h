@@ -243,6 +243,10 @@ typedef struct {
    * differs (it records the report and ends) or *abortWord becomes nonzero. NULL in a plugin without it
    * (the core then never takes the latency path). */
   int (*llAllReduce)(const hetcclGpuLlAllReduce_t* args, void* stream);
+  /* The PCI bus id of `device` as the vendor writes it ("0000:3b:00.0"), NUL-terminated in `busId` (`length`
+   * bytes; 32 suffice). The core tells ranks that share a GPU by it (the latency path, whose kernels poll,
+   * is not taken there). NULL where unknown. */
+  int (*deviceBusId)(int device, char* busId, int length);
 } hetcclGpuPlugin_v4_t;
 
 /* Size of an IPC handle (CUDA's and HIP's are 64 bytes). */

@@ -61,7 +61,13 @@ int getDevice(int* device) {
 
 int setDevice(int device) { return check(gpuSetDevice(device), "cudaSetDevice"); }
 
+int deviceBusId(int device, char* busId, int length) {
+  if (!busId || length < 2) return fail(HETCCL_GPU_ERR_ARGUMENT, "deviceBusId", "null or short result buffer");
+  return check(gpuDeviceGetPCIBusId(busId, length, device), "cudaDeviceGetPCIBusId");
+}
+
 }  // namespace
 }  // namespace hetccl::cuda_plugin
 
-HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::cuda_plugin, "cuda", hetccl::cuda_plugin::llAllReduce)
+HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::cuda_plugin, "cuda", hetccl::cuda_plugin::llAllReduce,
+                               hetccl::cuda_plugin::deviceBusId)

@@ -137,6 +137,7 @@ constexpr gpuError_t gpuErrorHostMemoryAlreadyRegistered = hipErrorHostMemoryAlr
 #define gpuGetDevice hipGetDevice
 #define gpuSetDevice hipSetDevice
 #define gpuDeviceGetAttribute hipDeviceGetAttribute
+#define gpuDeviceGetPCIBusId hipDeviceGetPCIBusId
 #define gpuMalloc hipMalloc
 #define gpuFree hipFree
 #define gpuHostAlloc hipHostMalloc
@@ -209,6 +210,7 @@ constexpr gpuError_t gpuErrorHostMemoryAlreadyRegistered = cudaErrorHostMemoryAl
 #define gpuGetDevice cudaGetDevice
 #define gpuSetDevice cudaSetDevice
 #define gpuDeviceGetAttribute cudaDeviceGetAttribute
+#define gpuDeviceGetPCIBusId cudaDeviceGetPCIBusId
 #define gpuMalloc cudaMalloc
 #define gpuFree cudaFree
 #define gpuHostAlloc cudaHostAlloc

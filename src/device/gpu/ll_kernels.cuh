@@ -24,6 +24,22 @@ struct LlDeviceEnv {
   unsigned long long* finishedBlocks;
   __device__ static uint64_t load(const uint64_t* p) { return *reinterpret_cast<const volatile uint64_t*>(p); }
   __device__ static void store(uint64_t* p, uint64_t v) { *reinterpret_cast<volatile uint64_t*>(p) = v; }
+  __device__ static void loadPair(const uint64_t* p, uint64_t& lo, uint64_t& hi) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(p) : "memory");
+#else
+    lo = load(p);
+    hi = load(p + 1);
+#endif
+  }
+  __device__ static void storePair(uint64_t* p, uint64_t lo, uint64_t hi) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(lo), "l"(hi) : "memory");
+#else
+    store(p, lo);
+    store(p + 1, hi);
+#endif
+  }
   __device__ static void pause() { gpuSpinPause(); }
   __device__ static void fence() { __threadfence_system(); }
   __device__ void sync() const { __syncthreads(); }

@@ -92,7 +92,8 @@ HETCCL_LL_FN bool aborted(const hetcclGpuLlAllReduce_t& a, uint32_t& spins, Shar
 
 /// One rank's share of one call, run by every thread of every block of the kernel. Env: static
 /// load(const uint64_t*) / store(uint64_t*, uint64_t) (one 64-bit access each, visible to other devices and
-/// the host), static pause(), static fence() (earlier writes visible system-wide before later ones); tid /
+/// the host), static loadPair / storePair (a line's two words: one 16-byte access where the device has
+/// it, each 8-byte half whole), static pause(), static fence() (earlier writes visible system-wide before later ones); tid /
 /// nthreads (this thread and all of them, over the blocks: lines are spread over every thread), lane /
 /// laneCount (this thread and all of them in its block), firstBlock, manyBlocks; sync() (the block's barrier) and
 /// lastToFinish() (called by lane 0 of each block after the block's work: true in the one block that
@@ -116,8 +117,8 @@ HETCCL_LL_FN void allReduce(const hetcclGpuLlAllReduce_t& a, uint64_t elementByt
   }
   for (uint64_t i = env.tid; i < n; i += env.nthreads) {
     const uint64_t v = loadLine(a.send, bytes, i);
-    Env::store(own + HETCCL_GPU_LL_HEADER_WORDS + 2 * i, word(static_cast<uint32_t>(v), seq));
-    Env::store(own + HETCCL_GPU_LL_HEADER_WORDS + 2 * i + 1, word(static_cast<uint32_t>(v >> 32), seq));
+    Env::storePair(own + HETCCL_GPU_LL_HEADER_WORDS + 2 * i, word(static_cast<uint32_t>(v), seq),
+                   word(static_cast<uint32_t>(v >> 32), seq));
   }
   env.sync();  // sh is set
   // 2. Every peer's stamp, in every block: the k-th lane from the block's end checks word k % 8 of peer k / 8
@@ -145,9 +146,7 @@ HETCCL_LL_FN void allReduce(const hetcclGpuLlAllReduce_t& a, uint64_t elementByt
     uint64_t lo[HETCCL_GPU_LL_MAX_RANKS], hi[HETCCL_GPU_LL_MAX_RANKS];
     for (int r = 0; r < a.nranks; ++r) {
       if (r == a.rank) continue;
-      const uint64_t* line = setOf(a, r, seq) + HETCCL_GPU_LL_HEADER_WORDS + 2 * i;
-      lo[r] = Env::load(line);
-      hi[r] = Env::load(line + 1);
+      Env::loadPair(setOf(a, r, seq) + HETCCL_GPU_LL_HEADER_WORDS + 2 * i, lo[r], hi[r]);
     }
     uint64_t acc = 0;
     for (int r = 0; r < a.nranks && sh.failed == 0; ++r) {
@@ -158,7 +157,7 @@ HETCCL_LL_FN void allReduce(const hetcclGpuLlAllReduce_t& a, uint64_t elementByt
         const uint64_t* line = setOf(a, r, seq) + HETCCL_GPU_LL_HEADER_WORDS + 2 * i;
         uint32_t spins = 0;
         while ((seqOf(lo[r]) != seq || seqOf(hi[r]) != seq) && sh.failed == 0 && !aborted<Env>(a, spins, sh))  // wait:ll-line
-          lo[r] = (Env::pause(), Env::load(line)), hi[r] = Env::load(line + 1);
+          Env::pause(), Env::loadPair(line, lo[r], hi[r]);
         v = (lo[r] & 0xffffffffu) | (hi[r] << 32);
       }
       if (r == 0) acc = v;

@@ -91,8 +91,9 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
 
 /// The exported `hetcclGpuPlugin_v4` of a plugin whose entry points live in namespace `ns` (plugin.cc,
 /// after its own init, lastErrorText, versions, deviceCount, getDevice and setDevice), named `vendor`;
-/// `llEntry` is its latency-path kernel (ns::llAllReduce) or NULL where it has none.
-#define HETCCL_GPU_PLUGIN_DEFINE_TABLE(ns, vendor, llEntry)                                      \
+/// `llEntry` is its latency-path kernel (ns::llAllReduce) or NULL where it has none, `busIdEntry` its
+/// deviceBusId or NULL.
+#define HETCCL_GPU_PLUGIN_DEFINE_TABLE(ns, vendor, llEntry, busIdEntry)                          \
   extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_t hetcclGpuPlugin_v4 = { \
       .version = HETCCL_GPU_PLUGIN_VERSION,                                                      \
       .name = vendor,                                                                            \
@@ -137,4 +138,5 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
       .ipcClose = ns::ipcClose,                                                                  \
       .memcpyBatchAsync = ns::memcpyBatchAsync,                                                  \
       .llAllReduce = llEntry,                                                                    \
+      .deviceBusId = busIdEntry,                                                                 \
   };

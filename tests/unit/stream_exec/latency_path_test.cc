@@ -1,8 +1,8 @@
 // The latency path (src/stream_exec/ll_path.hpp) on the simulated GPU, which runs the protocol's own code
 // (src/device/gpu/ll_protocol.cuh) as each rank's kernel on a thread of its own: small all-reduces of every
 // type and operator exact on 2, 3 and 4 ranks (every rank the same bits: the reference is reduced in rank
-// order as the kernels do), in and out of place; larger ones, other collectives and forced algorithms take
-// the stream pipeline; captured calls replayed between eager calls (the sequence number lives on the
+// order as the kernels do), in and out of place; larger ones, other collectives, forced algorithms and ranks
+// that share a GPU take the stream pipeline; captured calls replayed between eager calls (the sequence number lives on the
 // device); ranks whose counts differ get an error naming both calls, on both ranks; a peer that never
 // comes or an abort releases the kernel. Removing either wait of the protocol fails these tests
 // (scripts/mutate-stream-waits.sh). Cost: about 10 s.
@@ -85,6 +85,17 @@ TEST_F(LatencyPathTest, OtherCallsTakeTheStreamPipeline) {
 TEST_F(LatencyPathTest, AForcedAlgorithmTurnsItOff) {
   ScopedEnv force("HETCCL_ALGO", "ring");
   SimWorld world({"1+1", {0, 1}});
+  EXPECT_EQ(world.exec(0).latencyPathBytes(), 0u);
+  CollCase c;
+  c.count = 10;
+  EXPECT_EQ(world.run(c), "");
+  EXPECT_EQ(latencyCalls(world, 0), 0u);
+}
+
+TEST_F(LatencyPathTest, RanksThatShareAGpuDoNotTakeIt) {
+  test::sim::setDeviceBusId("0000:3b:00.0");  // every rank reports the same GPU
+  SimWorld world({"1+1", {0, 1}});
+  test::sim::setDeviceBusId("");
   EXPECT_EQ(world.exec(0).latencyPathBytes(), 0u);
   CollCase c;
   c.count = 10;

@@ -1,6 +1,7 @@
 #include "sim_gpu.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -167,6 +168,15 @@ int llAllReduce(const hetcclGpuLlAllReduce_t* args, void* s) {
   return dev().push(s, std::move(op));
 }
 
+std::mutex gBusIdMu;
+std::string gBusId;  // "" : unknown (deviceBusId fails)
+int deviceBusId(int, char* busId, int length) {
+  std::lock_guard<std::mutex> lock(gBusIdMu);
+  if (gBusId.empty()) return failWith("deviceBusId: unknown on the simulated GPU");
+  std::snprintf(busId, static_cast<size_t>(length), "%s", gBusId.c_str());
+  return HETCCL_GPU_OK;
+}
+
 const hetcclGpuPlugin_t kPlugin = {
     HETCCL_GPU_PLUGIN_VERSION, "sim", init, lastError, versions, deviceCount, getDevice, setDevice,
     allocDevice, freeDevice, allocPinned, freePinned, hostRegister, hostUnregister, pointerQuery,
@@ -176,7 +186,8 @@ const hetcclGpuPlugin_t kPlugin = {
     devicePointer,
     nullptr, nullptr, nullptr,  // no IPC: the simulated device lives in one process
     nullptr,                    // no batched copies: the core loops
-    llAllReduce};
+    llAllReduce,
+    deviceBusId};
 
 }  // namespace
 
@@ -198,6 +209,11 @@ bool waitIdle(std::chrono::milliseconds bound) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   return true;
+}
+
+void setDeviceBusId(const std::string& busId) {
+  std::lock_guard<std::mutex> lock(gBusIdMu);
+  gBusId = busId;
 }
 
 void failMemcpyAfter(int n) { dev().failMemcpyIn.store(n); }

@@ -39,6 +39,9 @@ uint64_t seed();
 /// (Tests call it before reading and freeing buffers that queued work may still write.)
 bool waitIdle(std::chrono::milliseconds bound);
 
+/// What deviceBusId answers on every rank: "" (the default) fails (unknown, so ranks count as on GPUs of
+/// their own); anything else makes every rank report the same GPU.
+void setDeviceBusId(const std::string& busId);
 /// Makes the `n`-th following memcpyAsync call fail (n >= 1); 0 disables.
 void failMemcpyAfter(int n);
 /// From now on a call that queues an operation on a stream already holding `n` blocks until the device

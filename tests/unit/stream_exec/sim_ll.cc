@@ -18,6 +18,8 @@ struct HostEnv {
   bool lastToFinish() const { return true; }  // the only block
   static uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
   static void store(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+  static void loadPair(const uint64_t* p, uint64_t& lo, uint64_t& hi) { lo = load(p), hi = load(p + 1); }
+  static void storePair(uint64_t* p, uint64_t lo, uint64_t hi) { store(p, lo), store(p + 1, hi); }
   static void pause() { std::this_thread::yield(); }
   static void fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
   void sync() const {}
