@@ -120,17 +120,13 @@ inline gpuError_t launchLlAllReduce(const hetcclGpuLlAllReduce_t& a, gpuStream_t
 /// the whole device, and a peer's kernel may be polling).
 inline gpuError_t preloadLlKernels() {
   gpuError_t err = gpuSuccess;
-  auto load = [&](const void* kernel) {
-    gpuFuncAttributes attributes;
-    if (err == gpuSuccess) err = gpuFuncGetAttributes(&attributes, kernel);
-  };
   for (int type = kInt8; type <= kFloat8e5m2; ++type)
     visitElementType(type, [&](auto element) {
       using T = decltype(element);
-      load(reinterpret_cast<const void*>(&llAllReduceKernel<T, SumOp>));
-      load(reinterpret_cast<const void*>(&llAllReduceKernel<T, ProdOp>));
-      load(reinterpret_cast<const void*>(&llAllReduceKernel<T, typename MinMaxOf<T>::Max>));
-      load(reinterpret_cast<const void*>(&llAllReduceKernel<T, typename MinMaxOf<T>::Min>));
+      preloadKernel(err, reinterpret_cast<const void*>(&llAllReduceKernel<T, SumOp>));
+      preloadKernel(err, reinterpret_cast<const void*>(&llAllReduceKernel<T, ProdOp>));
+      preloadKernel(err, reinterpret_cast<const void*>(&llAllReduceKernel<T, typename MinMaxOf<T>::Max>));
+      preloadKernel(err, reinterpret_cast<const void*>(&llAllReduceKernel<T, typename MinMaxOf<T>::Min>));
     });
   return err;
 }

@@ -120,14 +120,17 @@ inline gpuError_t launchDivide(void* buf, size_t count, int type, uint64_t n, gp
   return err;
 }
 
+/// Loads `kernel` on the current device unless `err` holds an earlier failure (which it then keeps).
+inline void preloadKernel(gpuError_t& err, const void* kernel) {
+  gpuFuncAttributes attributes;
+  if (err == gpuSuccess) err = gpuFuncGetAttributes(&attributes, kernel);
+}
+
 /// Loads every reduce / scale / divide kernel on the current device (CUDA_MODULE_LOADING=LAZY loads a kernel
 /// at its first launch, which may wait for the whole device: see flag_kernels.cuh). First error or gpuSuccess.
 inline gpuError_t preloadReduceKernels() {
   gpuError_t err = gpuSuccess;
-  auto load = [&](const void* kernel) {
-    gpuFuncAttributes attributes;
-    if (err == gpuSuccess) err = gpuFuncGetAttributes(&attributes, kernel);
-  };
+  auto load = [&](const void* kernel) { preloadKernel(err, kernel); };
   for (int type = kInt8; type <= kFloat8e5m2; ++type)
     visitElementType(type, [&](auto element) {
       using T = decltype(element);
