@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation check of the stream pipeline's waits: every wait in src/stream_exec/stream_program.cc (the
 # streams' waits), src/stream_exec/net_ring_proxy.cc (the ring proxy's, between hosts) and
-# src/device/gpu/ll_protocol.cuh (the latency path's kernel, which the simulated GPU runs: sim_ll.cc) carries
+# src/device/gpu/ll_protocol.cuh (the latency path's kernel, which the simulated GPU runs) carries
 # a trailing marker comment `// wait:<name>` on the line where its statement starts (the statement ends
 # at the first line, from there, whose code ends with `;`). For each marker in turn this removes that
 # one statement (it becomes `(void)0;`, so an `if` or loop around it stays valid), builds unit_stream_exec with it and runs it against the adversarial
@@ -44,8 +44,9 @@ while [[ $# -gt 0 ]]; do
 done
 bound=${MUTATE_RUN_SECONDS:-120}
 programs=(src/stream_exec/stream_program.cc src/stream_exec/net_ring_proxy.cc src/device/gpu/ll_protocol.cuh)
-# A header program is compiled into the tests through this source (the simulated GPU's latency-path kernel).
-declare -A unitOf=([src/device/gpu/ll_protocol.cuh]=tests/unit/stream_exec/sim_ll.cc)
+# A header program is compiled into the tests through this source (the simulated GPU, which runs the latency
+# path's kernel through tests/support/ll_host_kernel.hpp).
+declare -A unitOf=([src/device/gpu/ll_protocol.cuh]=tests/unit/stream_exec/sim_gpu.cc)
 unit_of() { echo "${unitOf[$1]:-$1}"; }  # unit_of PROGRAM: the source file whose object holds it
 work=$root/build-mutate
 logs=$work/logs

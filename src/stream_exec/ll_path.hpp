@@ -39,8 +39,8 @@ class LlPath {
     uint64_t doneValue = 0;
   };
 
-  /// Collective over `boot`: the latency path when every rank can take it (its plugin has llAllReduce, all
-  /// ranks share one host, 2..HETCCL_GPU_LL_MAX_RANKS ranks, `maxBytes` > 0: alike on every rank, since
+  /// Collective over `boot`: the latency path when every rank can take it (its plugin has llAllReduce: CUDA's
+  /// and HIP's do, so NVIDIA and AMD ranks of one host share it; all ranks share one host, 2..HETCCL_GPU_LL_MAX_RANKS ranks, `maxBytes` > 0: alike on every rank, since
   /// HETCCL_GPU_LL_BYTES is compared when the communicator is created) and no two ranks use one GPU (by the
   /// plugins' PCI bus ids of `device`: two processes' kernels time-slice one GPU, so a kernel polling for a
   /// peer of the same GPU waits for a time slice; the stream pipeline, whose waits are stream memory

@@ -4,7 +4,7 @@
 # hetccl-perf --device hip find a real ROCm: HETCCL_DEVICE=hip, the HIP plugin loaded by the core, device
 # buffers from the fake, the stream pipeline's copies, flag waits and reduction kernels run by the fake's
 # stream threads. Each hetccl-perf run checks every result (-c 1) and exits nonzero on a wrong element.
-# Layouts: 3 ranks in 3 domains (pipeline), 2 ranks in the default domain 'hip' (no RCCL: pipeline in one
+# Layouts: 3 ranks in 3 domains (pipeline; the latency path for small all-reduces), 2 ranks in the default domain 'hip' (no RCCL: pipeline in one
 # domain), HETCCL_DEVICE=auto finding the HIP GPU (no CUDA plugin), ranks as separate hosts (host staging
 # in pieces, over tcp and ucx; with HETCCL_GPU_EXEC=pipeline the stream pipeline between hosts), and RMA (hetccl_rma.h) on HIP device memory over shm and tcp
 # (rma_device_check.cc).
@@ -39,6 +39,13 @@ for t in "-d bfloat16 -o avg" "-d int64 -o max" "-d f8e4m3 -o sum" "-d double -o
   check "all_reduce $t, 3 HIP ranks in 3 domains" "stream pipeline" \
     env HETCCL_DEVICE=hip "$run" -n 3 --domains 3 --timeout 140 -- "$perf" all_reduce $t --device hip -b 8 -e 64K -f 64 -n 2 -w 1 -c 1
 done
+# The latency path: small all-reduces among HIP ranks of one host run the HIP plugin's kernel (the fake runs the
+# protocol's code, tests/support/ll_host_kernel.hpp); every rank must report calls by it.
+out=$(HETCCL_DEBUG=INFO HETCCL_DEVICE=hip timeout 150 "$run" -n 3 --domains 3 --timeout 140 -- \
+  "$perf" all_reduce -d bfloat16 -o avg --device hip -b 8 -e 64K -f 8 -n 2 -w 1 -c 1 2>&1) &&
+  [[ $(grep -c " [1-9][0-9]* calls by the latency path" <<<"$out") == 3 ]] &&
+  echo "ok   all_reduce bfloat16 avg, 3 HIP ranks in 3 domains, latency path" ||
+  { echo "FAIL all_reduce, 3 HIP ranks, latency path"; grep -E "latency|wrong|FAIL" <<<"$out" | tail -8; failed=1; }
 check "all_reduce, 2 HIP ranks in the default domain" "stream pipeline" \
   env HETCCL_DEVICE=hip "$run" -n 2 --timeout 140 -- "$perf" all_reduce --device hip -b 8 -e 256K -f 32 -n 2 -w 1 -c 1
 check "all_reduce, HETCCL_DEVICE=auto finds the HIP GPU" "stream pipeline" \

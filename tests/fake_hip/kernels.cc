@@ -11,6 +11,7 @@
 #include "device/base/gpu_plugin.h"
 #include "device/host/reduce.hpp"
 #include "runtime.hpp"
+#include "support/ll_host_kernel.hpp"
 
 namespace fakehip {
 namespace {
@@ -35,6 +36,9 @@ const std::map<std::string, KernelDef>& table() {
              static_cast<int>(t), op});
       add({std::string("hetccl_scale_") + kTypes[t], kElementwiseParams, KernelDef::Scale, static_cast<int>(t), -1});
       add({std::string("hetccl_divide_") + kTypes[t], kElementwiseParams, KernelDef::Divide, static_cast<int>(t), -1});
+      for (int op = 0; op < 4; ++op)  // the latency path: its arguments by value
+        add({std::string("hetccl_ll_allreduce_") + kTypes[t] + "_" + kOps[op], {sizeof(hetcclGpuLlAllReduce_t)},
+             KernelDef::LatencyAllReduce, static_cast<int>(t), op});
     }
     add({"hetccl_wait_flag", {8, 8}, KernelDef::WaitFlag});
     add({"hetccl_write_flag", {8, 8}, KernelDef::WriteFlag});
@@ -152,6 +156,18 @@ void runKernel(const KernelDef& k, const LaunchShape& shape, const std::vector<c
     case KernelDef::StreamOps:
       runStreamOps(params);
       return;
+    case KernelDef::LatencyAllReduce: {  // the protocol's own code, blocking this stream's thread until done
+      const auto args = at<hetcclGpuLlAllReduce_t>(params, 0);
+      std::string error;
+      const std::function<void()> body = hetccl::test::llHostKernel(&args, &error);
+      const bool matches = args.dataType == k.type && (args.op == k.op || (args.op == 4 && k.op == 0));
+      if (!body || !matches) {
+        badAccess(k.name + ": " + (body ? std::string("launched for another type or operator") : error));
+        return;
+      }
+      body();
+      return;
+    }
     default:
       break;
   }

@@ -12,7 +12,7 @@ namespace fakehip {
 struct KernelDef {
   std::string name;
   std::vector<size_t> paramSizes;  // bytes of each kernelParams entry
-  enum Kind { Reduce, Scale, Divide, WaitFlag, WriteFlag, StreamOps } kind;
+  enum Kind { Reduce, Scale, Divide, WaitFlag, WriteFlag, StreamOps, LatencyAllReduce } kind;
   int type = -1;  // hetccl::DataType code (elementwise kernels)
   int op = -1;    // RedOpKind code (reduce)
 };

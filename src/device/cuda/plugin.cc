@@ -69,5 +69,4 @@ int deviceBusId(int device, char* busId, int length) {
 }  // namespace
 }  // namespace hetccl::cuda_plugin
 
-HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::cuda_plugin, "cuda", hetccl::cuda_plugin::llAllReduce,
-                               hetccl::cuda_plugin::deviceBusId)
+HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::cuda_plugin, "cuda", hetccl::cuda_plugin::deviceBusId)

@@ -12,7 +12,5 @@
 namespace hetccl::cuda_plugin {
 
 HETCCL_GPU_PLUGIN_DECLARE_ENTRY_POINTS
-/* ll_allreduce.cc (v4; the HIP plugin has none yet) */
-int llAllReduce(const hetcclGpuLlAllReduce_t* args, void* stream);
 
 }  // namespace hetccl::cuda_plugin

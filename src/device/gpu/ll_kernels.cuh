@@ -1,7 +1,7 @@
-// The latency path's kernel (hetcclGpuPlugin_t::llAllReduce): ll_protocol.cuh run by a grid of blocks of up
-// to kLlThreads lines each (a lane per line, then a lane per peer header word), with the
-// element arithmetic of reduce_kernels.cuh applied to 8 bytes of data at a time. Single-source for CUDA and
-// HIP (the HIP plugin does not build it yet).
+// The latency path's kernel (hetcclGpuPlugin_t::llAllReduce): ll_protocol.cuh run by a grid of ll::launchShape
+// (a lane per line, then a lane per peer header word), with the element arithmetic of reduce_kernels.cuh
+// applied to 8 bytes of data at a time. Single-source for CUDA and HIP (the HIP plugin's kernels.hip wraps
+// llAllReduceBody in extern "C" kernels; the launcher below is CUDA's).
 #pragma once
 
 #include <stddef.h>
@@ -12,9 +12,24 @@
 
 namespace hetccl::gpu {
 
-constexpr int kLlThreads = 256;     // lines per block (a line per lane)
-constexpr int kLlMaxBlockThreads = kLlThreads + HETCCL_GPU_LL_HEADER_WORDS * HETCCL_GPU_LL_MAX_RANKS;  // and header lanes
-constexpr unsigned kLlMaxBlocks = 64;  // a thread takes several lines beyond 64 x 256 lines (128 KiB)
+// What CUDA and HIP spell differently (the HIP plugin compiles this freestanding: gpu_alias.hpp).
+#if defined(HETCCL_HIP_FREESTANDING) || defined(__HIP_PLATFORM_AMD__)
+#define HETCCL_LL_SHARED __attribute__((shared))
+__device__ inline unsigned long long llAtomicAdd(unsigned long long* p, unsigned long long v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+__device__ inline void llBlockBarrier() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+__device__ inline void llDeviceFence() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }
+#else
+#define HETCCL_LL_SHARED __shared__
+__device__ inline unsigned long long llAtomicAdd(unsigned long long* p, unsigned long long v) { return atomicAdd(p, v); }
+__device__ inline void llBlockBarrier() { __syncthreads(); }
+__device__ inline void llDeviceFence() { __threadfence(); }
+#endif
 
 /// Env of ll::allReduce on a GPU: volatile 64-bit accesses (the boards are pinned host memory; volatile
 /// keeps every poll a real load), the block's barrier, the finished blocks counted in seq[1].
@@ -42,11 +57,11 @@ struct LlDeviceEnv {
   }
   __device__ static void pause() { gpuSpinPause(); }
   __device__ static void fence() { __threadfence_system(); }
-  __device__ void sync() const { __syncthreads(); }
+  __device__ void sync() const { llBlockBarrier(); }
   __device__ bool lastToFinish() const {
     if (gridDim.x == 1) return true;
-    __threadfence();
-    if (atomicAdd(finishedBlocks, 1ull) != gridDim.x - 1) return false;
+    llDeviceFence();
+    if (llAtomicAdd(finishedBlocks, 1ull) != gridDim.x - 1) return false;
     *finishedBlocks = 0;  // for the next call: no other block of this one touches it any more
     return true;
   }
@@ -77,7 +92,7 @@ struct LlReduce {
 
 template <typename T, typename Op>
 __device__ inline void llAllReduceBody(const hetcclGpuLlAllReduce_t& a) {
-  __shared__ ll::Shared shared;
+  HETCCL_LL_SHARED ll::Shared shared;
   LlDeviceEnv env{blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x, threadIdx.x, blockDim.x,
                   blockIdx.x == 0, gridDim.x > 1, reinterpret_cast<unsigned long long*>(a.seq + 1)};
   const LlReduce<T, Op> reduce{a.op == kAvg ? static_cast<uint64_t>(a.nranks) : 0};
@@ -85,25 +100,20 @@ __device__ inline void llAllReduceBody(const hetcclGpuLlAllReduce_t& a) {
 }
 
 template <typename T, typename Op>
-__global__ void __launch_bounds__(kLlMaxBlockThreads) llAllReduceKernel(hetcclGpuLlAllReduce_t a) {
+__global__ void __launch_bounds__(ll::kMaxBlockThreads) llAllReduceKernel(hetcclGpuLlAllReduce_t a) {
   llAllReduceBody<T, Op>(a);
 }
 
 #ifndef HETCCL_GPU_DEVICE_ONLY
 
-/// Queues the call on `stream`: `invalid` for an unsupported type or operator (premulsum) or rank layout.
+/// Queues the call on `stream`: `invalid` for arguments ll::invalidArgs refuses.
 inline gpuError_t launchLlAllReduce(const hetcclGpuLlAllReduce_t& a, gpuStream_t stream, gpuError_t invalid) {
-  if (a.nranks < 2 || a.nranks > HETCCL_GPU_LL_MAX_RANKS || a.rank < 0 || a.rank >= a.nranks) return invalid;
   gpuError_t err = invalid;
   visitElementType(a.dataType, [&](auto element) {
     using T = decltype(element);
-    const uint64_t lines = ll::lines(a.count * sizeof(T));
-    if (ll::setWordsFor(a.count * sizeof(T)) > a.setWords) return;  // the boards are too small
-    // One lane per line, and one per peer's header word after them (checks in parallel with the lines).
-    unsigned threads = static_cast<unsigned>(lines < kLlThreads ? lines : kLlThreads) + HETCCL_GPU_LL_HEADER_WORDS * a.nranks;
-    threads = (threads + 31) / 32 * 32;
-    const uint64_t wanted = (lines + kLlThreads - 1) / kLlThreads;
-    const unsigned blocks = wanted < 1 ? 1 : wanted > kLlMaxBlocks ? kLlMaxBlocks : static_cast<unsigned>(wanted);
+    if (ll::invalidArgs(&a, sizeof(T))) return;
+    const ll::LaunchShape shape = ll::launchShape(a.count * sizeof(T), a.nranks);
+    const unsigned blocks = shape.blocks, threads = shape.threads;
     switch (a.op) {
       case kSum: case kAvg: llAllReduceKernel<T, SumOp><<<blocks, threads, 0, stream>>>(a); break;
       case kProd: llAllReduceKernel<T, ProdOp><<<blocks, threads, 0, stream>>>(a); break;

@@ -1,8 +1,9 @@
 // The latency path's protocol (hetcclGpuLlAllReduce_t in device/base/gpu_plugin.h): one all-reduce of a few
 // KiB among the GPU ranks of one host, run by ONE kernel per rank over the ranks' boards in pinned host
-// memory. Written once for the GPU kernels (ll_kernels.cuh, CUDA and HIP) and for the simulated GPU of the
-// tests, which runs this very code on a host thread (tests/unit/stream_exec/sim_ll.cc), so that removing
-// one of its waits makes a test fail (scripts/mutate-stream-waits.sh: each wait is marked with a trailing wait comment).
+// memory. Written once for the GPU kernels (ll_kernels.cuh, CUDA and HIP) and for the test doubles of a GPU
+// (the unit tests' simulated GPU, the fake HIP runtime), which run this very code on a host thread
+// (tests/support/ll_host_kernel.hpp), so that removing one of its waits makes a test fail
+// (scripts/mutate-stream-waits.sh: each wait is marked with a trailing wait comment).
 //
 // A board set is HETCCL_GPU_LL_HEADER_WORDS header words and then one *line* (two words) per 8 bytes of
 // data. Every word is 32 bits of payload | the call's sequence number << 32, stored as one 64-bit store and
@@ -39,6 +40,16 @@ namespace hetccl::gpu::ll {
 
 /// Polls between two looks at the abort word.
 inline constexpr uint32_t kAbortPollSpins = 256;
+/// Lines per block (one lane each); blocks at most (a lane takes several lines beyond); lanes per block at
+/// most: the line lanes and one lane per header word of every rank after them (checked in parallel).
+inline constexpr unsigned kLinesPerBlock = 256;
+inline constexpr unsigned kMaxBlocks = 64;
+inline constexpr unsigned kMaxBlockThreads = kLinesPerBlock + HETCCL_GPU_LL_HEADER_WORDS * HETCCL_GPU_LL_MAX_RANKS;
+
+/// The grid of a call of `bytes` among `nranks` ranks (every plugin launches this shape).
+struct LaunchShape {
+  unsigned blocks, threads;
+};
 
 /// What the threads of one call share (GPU: shared memory; host: a local).
 struct Shared {
@@ -56,6 +67,33 @@ HETCCL_LL_FN uint64_t dataBytes(const hetcclGpuLlAllReduce_t& a, uint64_t elemen
 HETCCL_LL_FN uint64_t lines(uint64_t bytes) { return (bytes + 7) / 8; }
 /// Words one set needs for `bytes` of data.
 HETCCL_LL_FN uint64_t setWordsFor(uint64_t bytes) { return HETCCL_GPU_LL_HEADER_WORDS + 2 * lines(bytes); }
+HETCCL_LL_FN LaunchShape launchShape(uint64_t bytes, int nranks) {
+  const uint64_t n = lines(bytes);
+  unsigned threads = static_cast<unsigned>(n < kLinesPerBlock ? n : kLinesPerBlock) +
+                     HETCCL_GPU_LL_HEADER_WORDS * static_cast<unsigned>(nranks);
+  threads = (threads + 31) / 32 * 32;
+  const uint64_t wanted = (n + kLinesPerBlock - 1) / kLinesPerBlock;
+  return LaunchShape{wanted < 1 ? 1u : wanted > kMaxBlocks ? kMaxBlocks : static_cast<unsigned>(wanted), threads};
+}
+/// Bytes of one element of hetccl::DataType `dataType` (NCCL's order, int8 .. fp8 e5m2), 0 for another value.
+HETCCL_LL_FN uint64_t elementBytes(int dataType) {
+  constexpr uint64_t kBytes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+  return dataType >= 0 && dataType < 12 ? kBytes[dataType] : 0;
+}
+/// Why `a` cannot run (null pointers, ranks out of range, premulsum, an unknown type, a count beyond the
+/// boards), or nullptr. `elementBytes`: 0 for an unknown type.
+inline const char* invalidArgs(const hetcclGpuLlAllReduce_t* a, uint64_t elementBytes) {
+  if (!a) return "null arguments";
+  if (a->nranks < 2 || a->nranks > HETCCL_GPU_LL_MAX_RANKS || a->rank < 0 || a->rank >= a->nranks)
+    return "rank or rank count out of range";
+  for (int r = 0; r < a->nranks; ++r)
+    if (!a->boards[r]) return "null board";
+  if (!a->seq || !a->abortWord || !a->report || (a->count > 0 && (!a->send || !a->recv))) return "null pointer";
+  if (a->op < 0 || a->op > 4) return "unsupported operator (sum, prod, max, min, avg)";
+  if (elementBytes == 0) return "unknown data type";
+  if (setWordsFor(a->count * elementBytes) > a->setWords) return "count beyond the boards";
+  return nullptr;
+}
 /// Set `seq % 2` of `rank`'s board.
 HETCCL_LL_FN uint64_t* setOf(const hetcclGpuLlAllReduce_t& a, int rank, uint32_t seq) {
   return a.boards[rank] + (seq & 1u) * a.setWords;

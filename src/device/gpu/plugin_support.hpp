@@ -87,13 +87,14 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
   int ipcClose(void* base);                                                                    \
   /* streams.cc (v3) */                                                                        \
   int memcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, \
-                       void* stream);
+                       void* stream);                                                              \
+  /* ll_allreduce.cc (v4) */                                                                      \
+  int llAllReduce(const hetcclGpuLlAllReduce_t* args, void* stream);
 
 /// The exported `hetcclGpuPlugin_v4` of a plugin whose entry points live in namespace `ns` (plugin.cc,
 /// after its own init, lastErrorText, versions, deviceCount, getDevice and setDevice), named `vendor`;
-/// `llEntry` is its latency-path kernel (ns::llAllReduce) or NULL where it has none, `busIdEntry` its
-/// deviceBusId or NULL.
-#define HETCCL_GPU_PLUGIN_DEFINE_TABLE(ns, vendor, llEntry, busIdEntry)                          \
+/// `busIdEntry` is its deviceBusId or NULL.
+#define HETCCL_GPU_PLUGIN_DEFINE_TABLE(ns, vendor, busIdEntry)                                   \
   extern "C" __attribute__((visibility("default"))) const hetcclGpuPlugin_t hetcclGpuPlugin_v4 = { \
       .version = HETCCL_GPU_PLUGIN_VERSION,                                                      \
       .name = vendor,                                                                            \
@@ -137,6 +138,6 @@ std::optional<int> checkDivideArgs(void* buf, size_t count, int dataType, uint64
       .ipcOpen = ns::ipcOpen,                                                                    \
       .ipcClose = ns::ipcClose,                                                                  \
       .memcpyBatchAsync = ns::memcpyBatchAsync,                                                  \
-      .llAllReduce = llEntry,                                                                    \
+      .llAllReduce = ns::llAllReduce,                                                            \
       .deviceBusId = busIdEntry,                                                                 \
   };

@@ -30,6 +30,11 @@
 //     (HETCCL_GPU_OP_* of gpu_plugin.h: WAIT_GEQ, WAIT_EQ, WRITE, STAMP_CHECK); `word` / `report` are
 //     device addresses. The batch is passed by value (kernelParams[0] points to a StreamOpBatch).
 //     Grid 1, block 1.
+//  5. The latency path: "hetccl_ll_allreduce_<type>_<op>"(hetcclGpuLlAllReduce_t args), by value
+//     (kernelParams[0] points to the struct of gpu_plugin.h), <op> of kOpNames (avg runs the sum kernel, which
+//     divides when args.op is avg). Runs src/device/gpu/ll_protocol.cuh; grid and block of
+//     hetccl::gpu::ll::launchShape(count * element bytes, nranks) (blocks x 1 x 1, threads x 1 x 1).
+//     (llKernelName below writes the name.)
 // Flag and word addresses are device addresses (hipHostGetDevicePointer of pinned memory).
 #pragma once
 
@@ -100,6 +105,19 @@ inline void elementwiseKernelName(char* out, size_t size, ElementwiseKind kind, 
     put("_");
     put(kOpNames[op]);
   }
+  if (size) out[n] = '\0';
+}
+
+/// Writes the name of the latency path's kernel of `type` and `op` (0..3) into `out` (64 bytes suffice).
+inline void llKernelName(char* out, size_t size, int type, int op) {
+  size_t n = 0;
+  auto put = [&](const char* s) {
+    for (; *s && n + 1 < size; ++s) out[n++] = *s;
+  };
+  put("hetccl_ll_allreduce_");
+  put(kTypeNames[type]);
+  put("_");
+  put(kOpNames[op]);
   if (size) out[n] = '\0';
 }
 

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "device/gpu/ll_protocol.cuh"
 #include "device/hip/embedded.hpp"
 #include "device/hip/kernel_abi.hpp"
 #include "device/hip/plugin_state.hpp"
@@ -49,6 +50,7 @@ struct DeviceKernels {
   void* waitFlag = nullptr;
   void* writeFlag = nullptr;
   void* streamOps = nullptr;
+  void* ll[abi::kNumTypes][abi::kNumKernelOps] = {};
 };
 
 DeviceKernels gDevices[kMaxDevices];
@@ -321,6 +323,10 @@ int resolveFunctions(DeviceKernels& k) {
     if (const int rc = get(name, &k.scale[t])) return rc;
     abi::elementwiseKernelName(name, sizeof name, abi::ElementwiseKind::kDivide, t, 0);
     if (const int rc = get(name, &k.divide[t])) return rc;
+    for (int op = 0; op < abi::kNumKernelOps; ++op) {
+      abi::llKernelName(name, sizeof name, t, op);
+      if (const int rc = get(name, &k.ll[t][op])) return rc;
+    }
   }
   if (const int rc = get(abi::kWaitFlagKernel, &k.waitFlag)) return rc;
   if (const int rc = get(abi::kWriteFlagKernel, &k.writeFlag)) return rc;
@@ -421,6 +427,18 @@ int launchStreamOps(const hetcclGpuStreamOp_t* ops, unsigned count, void* stream
   batch.count = count;
   void* params[] = {&batch};
   return launch(k->streamOps, 1, 1, stream, params, "streamOps (kernel, hipModuleLaunchKernel)");
+}
+
+int launchLlAllReduce(const hetcclGpuLlAllReduce_t& args, void* stream) noexcept {
+  int rc = HETCCL_GPU_OK;
+  DeviceKernels* k = kernels(&rc);
+  if (!k) return rc;
+  hetcclGpuLlAllReduce_t a = args;
+  const int kernelOp = a.op < abi::kNumKernelOps ? a.op : 0;  // avg: the sum kernel divides
+  const gpu::ll::LaunchShape shape = gpu::ll::launchShape(a.count * abi::kTypeBytes[a.dataType], a.nranks);
+  void* params[] = {&a};
+  return launch(k->ll[a.dataType][kernelOp], shape.blocks, shape.threads, stream, params,
+                "llAllReduce (hipModuleLaunchKernel)");
 }
 
 bool nativeFlagOpsSupported(int device) noexcept {

@@ -7,6 +7,7 @@
 #endif
 
 #include "device/gpu/flag_kernels.cuh"
+#include "device/gpu/ll_kernels.cuh"
 #include "device/gpu/reduce_kernels.cuh"
 #include "device/gpu/stream_ops_kernels.cuh"
 #include "device/hip/kernel_abi.hpp"
@@ -68,3 +69,28 @@ extern "C" __global__ void hetccl_wait_flag(const uint64_t* flag, uint64_t value
 extern "C" __global__ void hetccl_write_flag(uint64_t* flag, uint64_t value) { ::hetccl::gpu::writeFlag(flag, value); }
 
 extern "C" __global__ void hetccl_stream_ops(::hetccl::gpu::StreamOpBatch batch) { ::hetccl::gpu::runStreamOps(batch); }
+
+// The latency path (kernel_abi.hpp 5.): kTypeNames x kOpNames.
+#define HETCCL_LL_KERNEL(suffix, opname, T, Op)                                                            \
+  extern "C" __global__ void __launch_bounds__(::hetccl::gpu::ll::kMaxBlockThreads)                      \
+      hetccl_ll_allreduce_##suffix##_##opname(hetcclGpuLlAllReduce_t a) {                                 \
+    ::hetccl::gpu::llAllReduceBody<T, Op>(a);                                                             \
+  }
+#define HETCCL_LL_TYPE_KERNELS(suffix, T)                                                                  \
+  HETCCL_LL_KERNEL(suffix, sum, T, ::hetccl::gpu::SumOp)                                                  \
+  HETCCL_LL_KERNEL(suffix, prod, T, ::hetccl::gpu::ProdOp)                                                \
+  HETCCL_LL_KERNEL(suffix, max, T, typename ::hetccl::gpu::MinMaxOf<T>::Max)                              \
+  HETCCL_LL_KERNEL(suffix, min, T, typename ::hetccl::gpu::MinMaxOf<T>::Min)
+
+HETCCL_LL_TYPE_KERNELS(i8, int8_t)
+HETCCL_LL_TYPE_KERNELS(u8, uint8_t)
+HETCCL_LL_TYPE_KERNELS(i32, int32_t)
+HETCCL_LL_TYPE_KERNELS(u32, uint32_t)
+HETCCL_LL_TYPE_KERNELS(i64, int64_t)
+HETCCL_LL_TYPE_KERNELS(u64, uint64_t)
+HETCCL_LL_TYPE_KERNELS(f16, ::hetccl::gpu::HalfBits)
+HETCCL_LL_TYPE_KERNELS(f32, float)
+HETCCL_LL_TYPE_KERNELS(f64, double)
+HETCCL_LL_TYPE_KERNELS(bf16, ::hetccl::gpu::Bfloat16Bits)
+HETCCL_LL_TYPE_KERNELS(f8e4m3, ::hetccl::gpu::Fp8E4M3Bits)
+HETCCL_LL_TYPE_KERNELS(f8e5m2, ::hetccl::gpu::Fp8E5M2Bits)

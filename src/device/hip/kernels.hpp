@@ -21,6 +21,9 @@ int launchDivide(void* buf, size_t count, int dataType, uint64_t n, void* stream
 int launchWaitFlag(const uint64_t* deviceFlag, uint64_t value, void* stream) noexcept;
 int launchWriteFlag(uint64_t* deviceFlag, uint64_t value, void* stream) noexcept;
 int launchStreamOps(const hetcclGpuStreamOp_t* ops, unsigned count, void* stream) noexcept;
+/// The latency path's kernel for `args` (checked by the caller: gpu::ll::invalidArgs), in the launch shape of
+/// gpu::ll::launchShape.
+int launchLlAllReduce(const hetcclGpuLlAllReduce_t& args, void* stream) noexcept;
 
 /// Native stream memory operations (hipStreamWaitValue64 / hipStreamWriteValue64) on `device`: both symbols
 /// resolved and hipDeviceGetAttribute(hipDeviceAttributeCanUseStreamWaitValue) = 1. Cached per device.

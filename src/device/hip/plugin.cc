@@ -78,4 +78,4 @@ int setDevice(int device) { return check(rt().hipSetDevice(device), "hipSetDevic
 }  // namespace
 }  // namespace hetccl::hip_plugin
 
-HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::hip_plugin, "hip", nullptr, nullptr)  // no latency path yet: only compiled here
+HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::hip_plugin, "hip", nullptr)  // no bus id yet: ranks sharing a GPU are not told apart

@@ -54,7 +54,7 @@ TEST(ConfigAgreementTest, EveryVariableThatShapesTheWireIsCompared) {
       {"HETCCL_GPU_PAIR_EXCHANGE_BYTES", "0"}, {"HETCCL_GPU_SLOTS", "4"},       {"HETCCL_ALGO", "ring"},
       {"HETCCL_SMALL_BYTES", "1K"},          {"HETCCL_CHUNK_BYTES", "128K"},   {"HETCCL_VENDOR_CCL", "off"},
       {"HETCCL_CHECK_CALLS", "1"},           {"HETCCL_CHECKSUM", "on"},        {"HETCCL_HIER_CHUNK_BYTES", "1M"},
-      {"HETCCL_STAGED_PIECE_BYTES", "64K"},   {"HETCCL_HIER_NET_MIN_CHUNK_BYTES", "1M"}};
+      {"HETCCL_STAGED_PIECE_BYTES", "64K"},   {"HETCCL_HIER_NET_MIN_CHUNK_BYTES", "1M"}, {"HETCCL_GPU_LL_BYTES", "0"}};
   ASSERT_EQ(other.size(), variablesThatMustAgree().size());
   const Config defaults = configWith("HETCCL_GPU_SLOTS", nullptr);
   for (const auto& [name, value] : other) {

@@ -77,7 +77,7 @@ struct HostOp {
   std::function<std::string()> describe;  // for dump(); may be null
 };
 
-/// A kernel that may wait for other devices (the latency path's: sim_ll.cc): its body runs on a host thread
+/// A kernel that may wait for other devices (the latency path's: tests/support/ll_host_kernel.hpp): its body runs on a host thread
 /// of its own once it is its stream's head, so that it can block without stopping the device; the stream
 /// goes on when the body returns. A replay of a captured kernel runs the body again (on a fresh run).
 struct KernelRun {

@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 #include "sim_device.hpp"
-#include "sim_ll.hpp"
+#include "support/ll_host_kernel.hpp"
 
 namespace hetccl::test::sim {
 namespace {
@@ -161,7 +161,7 @@ int devicePointer(const void* p, void** d) {
 
 int llAllReduce(const hetcclGpuLlAllReduce_t* args, void* s) {
   std::string error;
-  std::function<void()> body = llKernelBody(args, &error);
+  std::function<void()> body = llHostKernel(args, &error);
   if (!body) return failWith(error.c_str());
   Op op{Op::Kernel};
   op.kernelBody = std::move(body);

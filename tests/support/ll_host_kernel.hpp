@@ -1,15 +1,23 @@
-#include "sim_ll.hpp"
+// The latency path's kernel run on the host (hetcclGpuPlugin_t::llAllReduce), for the test doubles of a GPU:
+// the protocol's own code (src/device/gpu/ll_protocol.cuh) as a one-thread block, with hetccl's host
+// reductions (bit-identical to the GPU kernels'). The simulated GPU of the unit tests
+// (tests/unit/stream_exec/sim_gpu.cc) and the fake HIP runtime (tests/fake_hip/kernels.cc) run it, so the tests
+// exercise the waits the GPU kernels run (scripts/mutate-stream-waits.sh removes them). The body blocks until
+// the call's words arrive (or the abort word is set): run it where a blocked thread stops nothing else.
+#pragma once
 
 #include <atomic>
+#include <functional>
+#include <string>
 #include <thread>
 
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "device/base/gpu_plugin.h"
 #include "device/gpu/ll_protocol.cuh"
 #include "device/host/reduce.hpp"
 
-namespace hetccl::test::sim {
-namespace {
+namespace hetccl::test {
 
 /// ll::allReduce's Env on the host: one block of one thread; every board access one atomic 64-bit access.
 struct HostEnv {
@@ -37,27 +45,20 @@ struct HostReduce {
   }
 };
 
-}  // namespace
-
-std::function<void()> llKernelBody(const hetcclGpuLlAllReduce_t* args, std::string* error) {
+/// The body of one call's kernel (arguments copied), or an empty function and the reason in *error when
+/// `args` is one the GPU plugins refuse too.
+inline std::function<void()> llHostKernel(const hetcclGpuLlAllReduce_t* args, std::string* error) {
   auto refuse = [&](const char* why) {
     *error = concat("llAllReduce: ", why);
     return std::function<void()>();
   };
-  if (!args) return refuse("null arguments");
+  const uint64_t element = args ? gpu::ll::elementBytes(args->dataType) : 0;
+  if (const char* why = gpu::ll::invalidArgs(args, element)) return refuse(why);
   const hetcclGpuLlAllReduce_t a = *args;
-  if (a.nranks < 2 || a.nranks > HETCCL_GPU_LL_MAX_RANKS || a.rank < 0 || a.rank >= a.nranks)
-    return refuse("rank or rank count out of range");
-  for (int r = 0; r < a.nranks; ++r)
-    if (!a.boards[r]) return refuse("null board");
-  if (!a.seq || !a.abortWord || !a.report || (a.count > 0 && (!a.send || !a.recv))) return refuse("null pointer");
   const auto type = static_cast<DataType>(a.dataType);
   const auto op = static_cast<RedOpKind>(a.op);
-  if (op == RedOpKind::PreMulSum) return refuse("premulsum is not supported");
   const device::ReduceFn fn = device::hostReduceFn(type, op == RedOpKind::Avg ? RedOpKind::Sum : op);
   if (!fn) return refuse("unknown type or operator");
-  const size_t element = dataTypeSize(type);
-  if (gpu::ll::setWordsFor(a.count * element) > a.setWords) return refuse("count beyond the boards");
   const HostReduce reduce{fn, type, 8 / element, op == RedOpKind::Avg ? static_cast<uint64_t>(a.nranks) : 0};
   return [a, reduce, element] {
     HostEnv env;
@@ -66,4 +67,4 @@ std::function<void()> llKernelBody(const hetcclGpuLlAllReduce_t* args, std::stri
   };
 }
 
-}  // namespace hetccl::test::sim
+}  // namespace hetccl::test
