@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "bootstrap/deadline_blame.hpp"
 #include "bootstrap/wire.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
@@ -169,21 +170,19 @@ void Mesh::readLoop() noexcept {
   }
 }
 
+int64_t Mesh::silenceMsLocked(int peer) const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - lastHeard_[peer]).count();
+}
+
 std::optional<std::pair<int, int64_t>> Mesh::silentMemberLocked(const std::vector<int>& members, uint32_t comm,
                                                                  int awaited) const {
-  const auto now = Clock::now();
-  auto silenceMs = [&](int m) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(now - lastHeard_[m]).count();
-  };
-  const int64_t alive = 2 * int64_t(heartbeatMs_), silent = 3 * int64_t(heartbeatMs_);
-  if (silenceMs(awaited) > alive) return std::nullopt;  // the awaited rank itself is quiet: name it
-  std::optional<std::pair<int, int64_t>> quietest;
-  for (int m : members) {
-    if (m == rank_ || m == awaited || !sockets_[m].valid() || departures_[m].contains(comm)) continue;
-    const int64_t ms = silenceMs(m);
-    if (ms >= silent && (!quietest || ms > quietest->second)) quietest = std::make_pair(m, ms);
-  }
-  return quietest;
+  std::vector<MemberSilence> others;
+  for (int m : members)
+    if (m != rank_ && m != awaited && sockets_[m].valid() && !departures_[m].contains(comm))
+      others.push_back({m, silenceMsLocked(m)});
+  const auto blamed = blameInstead(silenceMsLocked(awaited), others, 3 * int64_t(heartbeatMs_));
+  if (!blamed) return std::nullopt;
+  return std::make_pair(blamed->rank, blamed->silentMs);
 }
 
 std::optional<PeerError> Mesh::failureLocked(const std::vector<int>& members, uint32_t comm) const {
@@ -282,8 +281,9 @@ void Mesh::recv(int peer, FrameType type, uint32_t comm, uint32_t tag, void* dat
       int blamed = peer;
       if (auto silent = silentMemberLocked(members, comm, peer)) {  // the awaited rank waits for that one
         blamed = silent->first;
-        what += concat("; ", name(peer), " is alive (its heartbeats arrive) but ", name(blamed), " sent nothing for ",
-                       silent->second / 1000.0, " s: it is stopped or hung, the likely cause");
+        what += concat("; ", name(peer), " was heard from ", silenceMsLocked(peer) / 1000.0, " s ago but ",
+                       name(blamed), " sent nothing for ", silent->second / 1000.0,
+                       " s: it is stopped, hung or cut off, the likely cause");
       }
       TimeoutError timeout(blamed, peers_[blamed].hostId, what);
       if (!timedOut_) timedOut_ = timeout;  // named in the notice if this rank leaves over it

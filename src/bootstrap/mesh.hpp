@@ -33,9 +33,10 @@
 
 namespace hetccl::bootstrap {
 
-/// A recv() that times out waiting for a rank that is alive (its heartbeats arrive) names the member that
-/// has been silent longest instead (at least three heartbeat periods): the awaited rank is itself waiting,
-/// most likely for that one (a rank stopped inside a split while others already wait in the parent).
+/// A recv() that times out names the member silent longest instead of the awaited rank when that member
+/// has been quiet for at least three heartbeat periods and longer than the awaited rank
+/// (deadline_blame.hpp): the awaited rank is itself waiting, most likely for that one (a rank stopped
+/// inside a split while others already wait in the parent, or cut off in the middle of init).
 ///
 /// A Notice frame (see frame.hpp) saying that the sender fails because of rank `blamed` (a mesh rank);
 /// `reason` is cut to Mesh::kMaxNoticeReason bytes.
@@ -96,9 +97,10 @@ class Mesh {
   void recordGoodbye(int peer, uint32_t comm);
   void recordNotice(int from, const std::vector<unsigned char>& payload);
   std::optional<PeerError> failureLocked(const std::vector<int>& members, uint32_t comm) const;
-  /// At a recv() deadline: when `awaited` is alive (heard from within two heartbeat periods), the member
-  /// of `comm` silent longest (at least three periods), with its silence in ms: the awaited rank is most
-  /// likely waiting for it. None otherwise. Caller holds mutex_.
+  /// Milliseconds since anything arrived from `peer`. Caller holds mutex_.
+  int64_t silenceMsLocked(int peer) const;
+  /// At a recv() deadline: the member of `comm` to name instead of `awaited`, with its silence in ms (the
+  /// rule: deadline_blame.hpp, with three heartbeat periods). None: name `awaited`. Caller holds mutex_.
   std::optional<std::pair<int, int64_t>> silentMemberLocked(const std::vector<int>& members, uint32_t comm,
                                                             int awaited) const;
 
