@@ -13,6 +13,8 @@
 # BUILD_DIR holds tools/hetccl-perf, tools/hetccl-run, libhetccl-cuda.so (PLUGIN: another plugin file); TESTS_DIR
 # the GPU test binaries.
 # LAYOUTS (default "1p1 2p2"; 1dom: 2 GPUs in one domain, where hetccl delegates to NCCL), MAX (1M), ITERS (200), WARMUP (20), ROUNDS (3), CHECKS (1; 0 skips part 2).
+# VARIANTS: more hetccl runs per round, "NAME:VAR=VALUE,VAR=VALUE NAME2:..." (e.g. the path up to 1 MiB:
+# "ll1m:HETCCL_GPU_LL_BYTES=1M"), each a column of the summary.
 # Summary: python3 bench/gpu/summarize_latency_path.py $OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -50,6 +52,9 @@ for layout in ${LAYOUTS:-1p1 2p2}; do
   for k in $(seq 1 "${ROUNDS:-3}"); do
     HETCCL_GPU_LL_BYTES=0 perf "${layout}_off.r$k" 200 "${launch[@]}" -- all_reduce -b 8 -e "${MAX:-1M}" -f 2
     perf "${layout}_ll.r$k" 200 "${launch[@]}" -- all_reduce -b 8 -e "${MAX:-1M}" -f 2
+    for v in ${VARIANTS:-}; do
+      eval "$(echo "${v#*:}" | tr ',' ' ') perf \"${layout}_v_${v%%:*}.r$k\" 200 \"\${launch[@]}\" -- all_reduce -b 8 -e \"${MAX:-1M}\" -f 2"
+    done
     nccl_time "${layout}_nccl_host.r$k" "$n" NCCL_P2P_DISABLE=1
     nccl_time "${layout}_nccl.r$k" "$n"
   done

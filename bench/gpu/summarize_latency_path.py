@@ -64,14 +64,21 @@ def main(out):
         nccl, _ = medians(raw, f"{layout}_nccl", nccl_times)
         rounds = len(list(raw.glob(f"{layout}_ll.r*.txt")))
         print(f"\n### {title}: all-reduce float32 sum, time per call in us (median of {rounds} rounds)\n")
-        print(f"hetccl-perf wrong results: {wrong_off} without the path, {wrong_ll} with it\n")
-        print("| bytes | pipeline alone | latency path | speed-up | NCCL host path | path / NCCL host | NCCL | path / NCCL |")
-        print("|---|---|---|---|---|---|---|---|")
+        variants = sorted({p.name.split(".r")[0][len(f"{layout}_v_"):] for p in raw.glob(f"{layout}_v_*.r*.txt")})
+        extra = {}
+        for v in variants:
+            extra[v], w = medians(raw, f"{layout}_v_{v}", hetccl_times)
+            wrong_ll += w
+        print(f"hetccl-perf wrong results: {wrong_off} without the path, {wrong_ll} with it (variants included)\n")
+        head = "".join(f" {v} | {v} / NCCL host |" for v in variants)
+        print(f"| bytes | pipeline alone | latency path | speed-up | NCCL host path | path / NCCL host | NCCL | path / NCCL |{head}")
+        print("|---|---|---|---|---|---|---|---|" + "---|---|" * len(variants))
+        cell = lambda v: f"{v:.1f}" if v else "-"
+        ratio = lambda a, c: f"{a / c:.2f}" if a and c else "-"
         for b in sorted(set(off) | set(ll)):
             o, l, h, n = off.get(b), ll.get(b), host.get(b), nccl.get(b)
-            cell = lambda v: f"{v:.1f}" if v else "-"
-            ratio = lambda a, c: f"{a / c:.2f}" if a and c else "-"
-            print(f"| {size_name(b)} | {cell(o)} | {cell(l)} | {ratio(o, l)}x | {cell(h)} | {ratio(l, h)} | {cell(n)} | {ratio(l, n)} |")
+            more = "".join(f" {cell(extra[v].get(b))} | {ratio(extra[v].get(b), h)} |" for v in variants)
+            print(f"| {size_name(b)} | {cell(o)} | {cell(l)} | {ratio(o, l)}x | {cell(h)} | {ratio(l, h)} | {cell(n)} | {ratio(l, n)} |{more}")
     steps = Path(out) / "steps.tsv"
     if steps.exists():
         print("\n### Checks\n")
