@@ -232,12 +232,7 @@ void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
     reportFailure(e);
     throw;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (info.captured) ++capturedGroups_;
-    else nextSeq_ = info.eagerSeq;
-  }
-  cv_.notify_all();
+  recordQueued(info.captured, info.eagerSeq, false);
   if (info.captured) return;
   std::lock_guard<std::mutex> lock(mu_);
   for (const algo::Step& st : schedule.steps) {
@@ -266,11 +261,15 @@ void StreamExecutor::enqueueLatencyPath(const algo::CollOp& op, void* stream, bo
     reportFailure(e);
     throw;
   }
+  recordQueued(captured, eagerSeq, true);
+}
+
+void StreamExecutor::recordQueued(bool captured, uint64_t eagerSeq, bool latencyPath) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (captured) ++capturedGroups_;
-    else nextSeq_ = eagerSeq;
-    ++latencyCalls_;
+    else nextSeq_ = eagerSeq;  // the monitor and drain() wait for this group's done word
+    if (latencyPath) ++latencyCalls_;
   }
   cv_.notify_all();
 }

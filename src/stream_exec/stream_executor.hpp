@@ -117,6 +117,8 @@ class StreamExecutor {
   void ensureScratch(size_t bytes, bool captured);
   /// Queues ops[0] by the latency path (the caller checked ll_->takes(ops)).
   void enqueueLatencyPath(const algo::CollOp& op, void* stream, bool captured, uint64_t stampWord0);
+  /// Books a call queued by either path: a captured group, or the eager group `eagerSeq` now awaited.
+  void recordQueued(bool captured, uint64_t eagerSeq, bool latencyPath);
   void createStreams(StreamSet& set);
   void check(int rc, const char* what) const;
   void logTraffic() const;
