@@ -26,6 +26,7 @@ FAKEHIP_API hipError_t hipGetDevice(int* device);
 FAKEHIP_API hipError_t hipSetDevice(int device);
 FAKEHIP_API hipError_t hipDeviceSynchronize();
 FAKEHIP_API hipError_t hipDeviceGetAttribute(int* value, int attribute, int device);
+FAKEHIP_API hipError_t hipDeviceGetPCIBusId(char* pciBusId, int len, int device);
 FAKEHIP_API hipError_t hipGetDeviceProperties(void* prop, int device);
 #ifndef FAKEHIP_ROCM5
 FAKEHIP_API hipError_t hipGetDevicePropertiesR0000(void* prop, int device);

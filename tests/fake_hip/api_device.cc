@@ -100,6 +100,20 @@ FAKEHIP_API hipError_t hipDeviceGetAttribute(int* value, int attribute, int devi
   return ret(hipSuccess);
 }
 
+// FAKEHIP_PCI_BUS_ID: every device's bus id (so a test can put several ranks on "one GPU"); unset: not
+// supported (the core then counts ranks as on GPUs of their own).
+FAKEHIP_API hipError_t hipDeviceGetPCIBusId(char* pciBusId, int len, int device) {
+  FAKEHIP_ENTER("hipDeviceGetPCIBusId", hipErrorInvalidValue);
+  if (!pciBusId || len <= 0) return ret(hipErrorInvalidValue);
+  if (noDevice()) return ret(hipErrorNoDevice);
+  if (!validDevice(device)) return ret(hipErrorInvalidDevice);
+  const std::string& id = config().pciBusId;
+  if (id.empty()) return ret(hipErrorNotSupported);
+  if (static_cast<int>(id.size()) >= len) return ret(hipErrorInvalidValue);
+  std::memcpy(pciBusId, id.c_str(), id.size() + 1);
+  return ret(hipSuccess);
+}
+
 // gcnArchName offsets: hipDeviceProp_tR0600 1160, hipDeviceProp_t of 5.x (= R0000) 396 (LLVM's
 // amdgpu-arch tool reads them at the same offsets).
 FAKEHIP_API hipError_t hipGetDeviceProperties(void* prop, int device) {

@@ -4,7 +4,8 @@
 # hetccl-perf --device hip find a real ROCm: HETCCL_DEVICE=hip, the HIP plugin loaded by the core, device
 # buffers from the fake, the stream pipeline's copies, flag waits and reduction kernels run by the fake's
 # stream threads. Each hetccl-perf run checks every result (-c 1) and exits nonzero on a wrong element.
-# Layouts: 3 ranks in 3 domains (pipeline; the latency path for small all-reduces), 2 ranks in the default domain 'hip' (no RCCL: pipeline in one
+# Layouts: 3 ranks in 3 domains (pipeline; the latency path for small all-reduces, not taken when the fake reports
+# one GPU for all), 2 ranks in the default domain 'hip' (no RCCL: pipeline in one
 # domain), HETCCL_DEVICE=auto finding the HIP GPU (no CUDA plugin), ranks as separate hosts (host staging
 # in pieces, over tcp and ucx; with HETCCL_GPU_EXEC=pipeline the stream pipeline between hosts), and RMA (hetccl_rma.h) on HIP device memory over shm and tcp
 # (rma_device_check.cc).
@@ -46,6 +47,13 @@ out=$(HETCCL_DEBUG=INFO HETCCL_DEVICE=hip timeout 150 "$run" -n 3 --domains 3 --
   [[ $(grep -c " [1-9][0-9]* calls by the latency path" <<<"$out") == 3 ]] &&
   echo "ok   all_reduce bfloat16 avg, 3 HIP ranks in 3 domains, latency path" ||
   { echo "FAIL all_reduce, 3 HIP ranks, latency path"; grep -E "latency|wrong|FAIL" <<<"$out" | tail -8; failed=1; }
+# Ranks on one GPU (the fake reports one PCI bus id for every device): the HIP plugin's deviceBusId tells the
+# core, which keeps them off the latency path (their kernels would time-slice the GPU); results exact.
+out=$(FAKEHIP_PCI_BUS_ID=0000:c1:00.0 HETCCL_DEBUG=INFO HETCCL_DEVICE=hip timeout 150 "$run" -n 3 --domains 3 --timeout 140 -- \
+  "$perf" all_reduce --device hip -b 8 -e 4K -f 8 -n 2 -w 1 -c 1 2>&1) &&
+  grep -q "share GPU 0000:c1:00.0" <<<"$out" && ! grep -q " [1-9][0-9]* calls by the latency path" <<<"$out" &&
+  echo "ok   all_reduce, 3 HIP ranks sharing one GPU: no latency path" ||
+  { echo "FAIL all_reduce, 3 HIP ranks sharing one GPU"; grep -E "latency|share|wrong|FAIL" <<<"$out" | tail -8; failed=1; }
 check "all_reduce, 2 HIP ranks in the default domain" "stream pipeline" \
   env HETCCL_DEVICE=hip "$run" -n 2 --timeout 140 -- "$perf" all_reduce --device hip -b 8 -e 256K -f 32 -n 2 -w 1 -c 1
 check "all_reduce, HETCCL_DEVICE=auto finds the HIP GPU" "stream pipeline" \

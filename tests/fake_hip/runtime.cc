@@ -25,6 +25,7 @@ Config readConfig() {
   if (const char* v = std::getenv("FAKEHIP_NO_DEVICE")) c.noDevice = std::strcmp(v, "1") == 0;
   if (const char* v = std::getenv("FAKEHIP_NO_STREAM_MEMOPS")) c.noStreamMemops = std::strcmp(v, "1") == 0;
   if (const char* v = std::getenv("FAKEHIP_ARCH"); v && *v) c.arch = v;
+  if (const char* v = std::getenv("FAKEHIP_PCI_BUS_ID")) c.pciBusId = v;
   if (const char* v = std::getenv("FAKEHIP_VERSION"); v && *v) {
     const long n = std::atol(v);
     c.runtimeVersion = n >= 1000000 ? static_cast<int>(n) : static_cast<int>(n / 10000 * 10000000 + n / 100 % 100 * 100000);

@@ -24,6 +24,7 @@ struct Config {
   bool noDevice = false;         // FAKEHIP_NO_DEVICE=1
   bool noStreamMemops = false;   // FAKEHIP_NO_STREAM_MEMOPS=1
   std::string arch = "gfx90a";   // FAKEHIP_ARCH (may carry features: "gfx90a:sramecc+:xnack-")
+  std::string pciBusId;          // FAKEHIP_PCI_BUS_ID ("": hipDeviceGetPCIBusId is not supported)
   /// hipRuntimeGetVersion's value, as HIP reports it: major*10000000 + minor*100000 + patch (60241134 for
   /// 6.2.41134). FAKEHIP_VERSION is either that form or the short major*10000 + minor*100 (60200; the patch
   /// then is 0). Default 6.2.0.

@@ -115,6 +115,7 @@ using PFN_hipGetDeviceCount = hipError_t (*)(int* count);
 using PFN_hipGetDevice = hipError_t (*)(int* device);
 using PFN_hipSetDevice = hipError_t (*)(int device);
 using PFN_hipDeviceGetAttribute = hipError_t (*)(int* value, int attribute, int device);
+using PFN_hipDeviceGetPCIBusId = hipError_t (*)(char* pciBusId, int len, int device);
 /// hipGetDeviceProperties (5.x), hipGetDevicePropertiesR0000 / hipGetDevicePropertiesR0600 (6.x/7.x): the
 /// struct is written into `prop` (a kDevicePropBufferBytes buffer); only gcnArchName is read.
 using PFN_hipGetDeviceProperties = hipError_t (*)(void* prop, int device);
@@ -205,6 +206,7 @@ using PFN_hiprtcDestroyProgram = hiprtcResult (*)(void** prog);
   X(hipGetDevice, REQUIRED)                    \
   X(hipSetDevice, REQUIRED)                    \
   X(hipDeviceGetAttribute, REQUIRED)           \
+  X(hipDeviceGetPCIBusId, OPTIONAL)            \
   X(hipGetDevicePropertiesR0600, OPTIONAL)     \
   X(hipGetDevicePropertiesR0000, OPTIONAL)     \
   X(hipGetDeviceProperties, OPTIONAL)          \

@@ -96,6 +96,7 @@ HETCCL_CHECK_SIGNATURE(hipGetDeviceCount, x)
 HETCCL_CHECK_SIGNATURE(hipGetDevice, x)
 HETCCL_CHECK_SIGNATURE(hipSetDevice, x)
 HETCCL_CHECK_SIGNATURE(hipDeviceGetAttribute, x)
+HETCCL_CHECK_SIGNATURE(hipDeviceGetPCIBusId, x)
 HETCCL_CHECK_SIGNATURE(hipGetDeviceProperties, x)
 static_assert(std::is_same_v<api::PFN_hipGetDevicePropertiesR0000, api::PFN_hipGetDeviceProperties> &&
               std::is_same_v<api::PFN_hipGetDevicePropertiesR0600, api::PFN_hipGetDeviceProperties>);
@@ -150,7 +151,7 @@ HETCCL_CHECK_SIGNATURE(hiprtcDestroyProgram, x)
 
 // Every symbol of the tables is checked above: a new table entry without a check fails here.
 #define HETCCL_COUNT(name, need) +1
-static_assert(0 HETCCL_HIP_RUNTIME_FUNCTIONS(HETCCL_COUNT) == 46, "add a check for the new runtime symbol");
+static_assert(0 HETCCL_HIP_RUNTIME_FUNCTIONS(HETCCL_COUNT) == 47, "add a check for the new runtime symbol");
 static_assert(0 HETCCL_HIPRTC_FUNCTIONS(HETCCL_COUNT) == 9, "add a check for the new hiprtc symbol");
 
 // Constants.

@@ -75,7 +75,16 @@ int getDevice(int* device) {
 
 int setDevice(int device) { return check(rt().hipSetDevice(device), "hipSetDevice"); }
 
+/// The device's PCI bus id ("0000:c1:00.0"), so that the core tells ranks sharing one GPU apart (the latency
+/// path is refused to them). A runtime without hipDeviceGetPCIBusId: a failure (unknown), as CUDA's table
+/// without the entry.
+int deviceBusId(int device, char* busId, int length) {
+  if (!busId || length < 2) return fail(HETCCL_GPU_ERR_ARGUMENT, "deviceBusId", "null or short result buffer");
+  if (!rt().hipDeviceGetPCIBusId) return fail(HETCCL_GPU_ERR_RUNTIME, "deviceBusId", "the HIP runtime has no hipDeviceGetPCIBusId");
+  return check(rt().hipDeviceGetPCIBusId(busId, length, device), "hipDeviceGetPCIBusId");
+}
+
 }  // namespace
 }  // namespace hetccl::hip_plugin
 
-HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::hip_plugin, "hip", nullptr)  // no bus id yet: ranks sharing a GPU are not told apart
+HETCCL_GPU_PLUGIN_DEFINE_TABLE(hetccl::hip_plugin, "hip", hetccl::hip_plugin::deviceBusId)
