@@ -40,6 +40,7 @@ std::string describeStamp(const uint64_t words[4]) {
   std::string what = pointToPoint(kind) ? "send/recv" : algo::collKindName(kind);
   std::string detail = dataTypeName(type);
   if (redop != kStampNoOp) detail += concat(" ", redOpName(static_cast<RedOpKind>(redop)));
+  if (words[3] == kLatencyPathCall) return concat(what, " #", words[1], " (", detail, "), ", words[2], " bytes on the latency path");
   return concat(what, " #", words[1], " (", detail, "), ", words[2], " bytes on this ring, piece ", words[3]);
 }
 

@@ -15,7 +15,8 @@
 //          would report as a mismatch.
 //   word2  bytes the group moves on this ring (the sender's total to this receiver), so that ranks
 //          whose counts differ disagree on the first piece already.
-//   word3  the piece's number on this ring within the group (0, 1, ...).
+//   word3  the piece's number on this ring within the group (0, 1, ...); kLatencyPathCall in the latency
+//          path's stamps (ll_path.hpp: word1 is then its sequence number, word2 the call's bytes).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,8 @@ namespace hetccl::stream_exec {
 
 inline constexpr uint64_t kStampMagic = 0x48435331;  // "HCS1"
 inline constexpr uint64_t kStampNoOp = 0xff;
+/// word3 of a call on the latency path (no ring, no pieces).
+inline constexpr uint64_t kLatencyPathCall = ~uint64_t{0};
 
 /// word0 for a group of operations (see above).
 uint64_t groupStampWord0(std::span<const algo::CollOp> ops);

@@ -190,6 +190,7 @@ void LlPath::enqueue(const algo::CollOp& op, void* stream, uint64_t stampWord0, 
   a.op = static_cast<int32_t>(op.op.kind);
   a.stamp[0] = stampWord0;
   a.stamp[2] = op.count * dataTypeSize(op.type);
+  a.stamp[3] = kLatencyPathCall;
   a.seq = seq_;
   a.abortWord = devControl_;
   a.report = devControl_ + kReportWord;
@@ -213,10 +214,27 @@ std::optional<std::string> LlPath::mismatch() const {
     want[w] = __atomic_load_n(report + 5 + w, __ATOMIC_ACQUIRE);
   }
   const auto peer = static_cast<int>(flag - 1);
-  return concat("device collectives disagree between ranks: on the latency path, rank ", peer, " called ",
+  return concat("device collectives disagree between ranks: rank ", peer, " called ",
                 describeStamp(got), ", rank ", rank_, " called ", describeStamp(want),
                 " (every rank must make the same calls, in the same order, with the same counts, types, operators "
                 "and HETCCL_GPU_* settings)");
+}
+
+LlPath::BoardCall LlPath::lastCall(int rank) const {
+  BoardCall call;
+  const uint64_t* newest = nullptr;
+  for (int set = 0; set < 2; ++set) {
+    const uint64_t* header = hostBoards_[rank] + set * setWords_;
+    const auto seq = static_cast<uint32_t>(__atomic_load_n(header, __ATOMIC_ACQUIRE) >> 32);
+    if (seq != 0 && (!newest || static_cast<int32_t>(seq - call.seq) > 0)) {
+      call.seq = seq;
+      newest = header;
+    }
+  }
+  for (int w = 0; newest && w < 4; ++w)  // header word h carries half h % 2 of stamp word h / 2 (ll_protocol.cuh)
+    call.stamp[w] = (__atomic_load_n(newest + 2 * w, __ATOMIC_ACQUIRE) & 0xffffffffu) |
+                    (__atomic_load_n(newest + 2 * w + 1, __ATOMIC_ACQUIRE) << 32);
+  return call;
 }
 
 uint64_t LlPath::progressSignature() const {

@@ -64,6 +64,13 @@ class LlPath {
   std::optional<std::string> mismatch() const;
   /// Changes whenever a rank writes a call's header (progress for the executor's monitor).
   uint64_t progressSignature() const;
+  /// The last call `rank` wrote into its board: its sequence number on this path (0: none yet) and its
+  /// call stamp (gpu_stamp.hpp; word 1 = that sequence number). Read by the host from the pinned board.
+  struct BoardCall {
+    uint32_t seq = 0;
+    uint64_t stamp[4] = {};
+  };
+  BoardCall lastCall(int rank) const;
   uint64_t maxBytes() const { return maxBytes_; }
 
  private:

@@ -401,6 +401,41 @@ void StreamExecutor::findStampMismatch() {
   }
 }
 
+bool StreamExecutor::recordPathDisagreement() const {
+  if (!ll_) return false;
+  const int self = topology_.rank;
+  const LlPath::BoardCall mine = ll_->lastCall(self);
+  // A receiver waits for a piece its sender has not put in: the ring's expect record is set and names an
+  // empty slot.
+  auto awaited = [](const GpuRing& ring) {
+    const uint64_t slot = load(ring.expect());
+    return slot != 0 && load(ring.slotHeader(static_cast<uint32_t>((slot - 1) % ring.slots()))) != kSlotFull;
+  };
+  for (size_t p = 0; p < rings_.in.size(); ++p) {
+    const GpuRing* in = rings_.in[p].get();
+    const GpuRing* out = rings_.out[p].get();
+    if (!in || !out || static_cast<int>(p) == self) continue;
+    const LlPath::BoardCall theirs = ll_->lastCall(static_cast<int>(p));
+    const auto ahead = static_cast<int32_t>(theirs.seq - mine.seq);
+    uint64_t words[8];  // the ring's report: what the sender sent (or called), what the receiver expects
+    if (ahead > 0 && awaited(*in)) {
+      // The peer is on the latency path with a call this rank did not make there, while this rank's group
+      // waits for the peer's piece: on the ring peer -> this rank, the peer "sent" its latency-path call.
+      for (int w = 0; w < 4; ++w) words[w] = theirs.stamp[w], words[4 + w] = load(in->expect() + 1 + w);
+      in->recordMismatch(words);
+      return true;
+    }
+    if (ahead < 0 && awaited(*out)) {
+      // This rank waits on the latency path for a call the peer has not made there, while the peer's group
+      // waits for this rank's piece: on the ring this rank -> peer, this rank "sent" its latency-path call.
+      for (int w = 0; w < 4; ++w) words[w] = mine.stamp[w], words[4 + w] = load(out->expect() + 1 + w);
+      out->recordMismatch(words);
+      return true;
+    }
+  }
+  return false;
+}
+
 void StreamExecutor::checkHealth(bool busy) {
   if (busy) {  // while idle, a peer's exit or an abort is the communicator's business, not a device failure
     checkFailure_();
@@ -421,9 +456,15 @@ void StreamExecutor::checkHealth(bool busy) {
       const bool incoming = ring == rings_.in[p].get();
       const int peer = static_cast<int>(p);
       const int from = incoming ? peer : topology_.rank, to = incoming ? topology_.rank : peer;
-      throw InvalidUsage(concat("device collectives disagree between ranks: on the GPU ring from rank ", from,
-                                " to rank ", to, ", rank ", from, " sent ", describeStamp(got), ", rank ", to,
-                                " expected ", describeStamp(want),
+      // got[3] == kLatencyPathCall: rank `from` took the latency path for the call (recordPathDisagreement).
+      const std::string where =
+          got[3] == kLatencyPathCall
+              ? concat("rank ", from, " called ", describeStamp(got), ", rank ", to, " expected ", describeStamp(want),
+                       " from it on the stream pipeline's GPU ring (all-reduces of at most HETCCL_GPU_LL_BYTES = ",
+                       ll_ ? ll_->maxBytes() : 0, " bytes take the latency path)")
+              : concat("on the GPU ring from rank ", from, " to rank ", to, ", rank ", from, " sent ", describeStamp(got),
+                       ", rank ", to, " expected ", describeStamp(want));
+      throw InvalidUsage(concat("device collectives disagree between ranks: ", where,
                                 " (every rank must make the same calls, in the same order, with the same counts, "
                                 "types, operators and HETCCL_GPU_* settings)"));
     }
@@ -459,9 +500,11 @@ void StreamExecutor::monitor() {
       try {
         if (busy) findStampMismatch();
         checkHealth(busy);
-        if (busy && Clock::now() - lastProgress > timeout)
+        if (busy && Clock::now() - lastProgress > timeout) {
+          if (recordPathDisagreement()) checkHealth(busy);  // reports it, on the peer's side too
           throw TimeoutError(-1, "", concat("rank ", topology_.rank, ": a device collective made no progress within ",
                                             "HETCCL_TIMEOUT (a peer stopped, or a user stream never reached it)"));
+        }
       } catch (const std::exception& e) {
         reportFailure(e);
       }

@@ -117,6 +117,11 @@ class StreamExecutor {
   void ensureScratch(size_t bytes, bool captured);
   /// Queues ops[0] by the latency path (the caller checked ll_->takes(ops)).
   void enqueueLatencyPath(const algo::CollOp& op, void* stream, bool captured, uint64_t stampWord0);
+  /// At a no-progress timeout: when one call went to the latency path on one rank and to the stream
+  /// pipeline on a peer (their counts straddle HETCCL_GPU_LL_BYTES; read from the boards and the rings'
+  /// expect records), records both calls in the ring's mismatch report, which both ranks' monitors report
+  /// ("device collectives disagree ..."), and returns true; false otherwise (the plain timeout stands).
+  bool recordPathDisagreement() const;
   /// Books a call queued by either path: a captured group, or the eager group `eagerSeq` now awaited.
   void recordQueued(bool captured, uint64_t eagerSeq, bool latencyPath);
   void createStreams(StreamSet& set);

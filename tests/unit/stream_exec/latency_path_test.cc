@@ -8,6 +8,7 @@
 // (scripts/mutate-stream-waits.sh). Cost: about 10 s.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -141,7 +142,8 @@ TEST_F(LatencyPathTest, ReplaysBetweenEagerCallsAreExact) {
 // Rank `r` queues an all-reduce of `counts[r]` floats (none: no call) on its user stream; returns when the
 // device is idle again.
 void callWithCounts(SimWorld& world, const std::vector<size_t>& counts) {
-  std::vector<std::vector<float>> bufs(world.size(), std::vector<float>(1024, 1.0f));
+  const size_t most = *std::max_element(counts.begin(), counts.end());
+  std::vector<std::vector<float>> bufs(world.size(), std::vector<float>(std::max<size_t>(most, 1024), 1.0f));
   for (int r = 0; r < world.size(); ++r) {
     if (counts[r] == 0) continue;
     algo::CollOp op;
@@ -162,6 +164,24 @@ TEST_F(LatencyPathTest, RanksWhoseCountsDifferGetAnErrorNamingBothCallsOnBothRan
     EXPECT_NE(report.find("disagree"), std::string::npos) << report;
     EXPECT_NE(report.find("64 bytes"), std::string::npos) << report;
     EXPECT_NE(report.find("68 bytes"), std::string::npos) << report;
+  }
+}
+
+// Counts that straddle the limit: rank 0's call (4096 bytes) takes the latency path, rank 1's (4100) the
+// stream pipeline. Neither can progress; at the deadline both name the disagreement, not just a timeout.
+TEST_F(LatencyPathTest, ACallTakingTheLatencyPathOnOneRankAndThePipelineOnAnotherIsNamedOnBoth) {
+  ScopedEnv shortTimeout("HETCCL_TIMEOUT", "1");
+  SimWorld world({"1+1", {0, 1}});
+  callWithCounts(world, {1024, 1025});
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(world.failuresOf(r).size(), 1u) << "rank " << r;
+    const std::string report = world.failuresOf(r).front();
+    EXPECT_NE(report.find("disagree"), std::string::npos) << report;
+    EXPECT_NE(report.find("on the latency path"), std::string::npos) << report;
+    EXPECT_NE(report.find("stream pipeline"), std::string::npos) << report;
+    EXPECT_NE(report.find("4096 bytes"), std::string::npos) << report;  // both calls, named on both ranks
+    EXPECT_NE(report.find("4100 bytes"), std::string::npos) << report;
+    EXPECT_NE(report.find("HETCCL_GPU_LL_BYTES = 4096"), std::string::npos) << report;
   }
 }
 
