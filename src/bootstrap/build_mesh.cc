@@ -141,8 +141,17 @@ net::Socket connectToLowerRank(const JoinContext& ctx, const RankDescriptor& pee
 
 struct LowerRankOutcome {
   std::exception_ptr fatal;    ///< the nearest lower rank that did not answer before the deadline (or an abort)
-  std::exception_ptr gone;     ///< the nearest lower rank that refused (it has exited)
+  std::exception_ptr gone;     ///< the lowest lower rank that refused (it has exited)
 };
+
+/// Which of two lower ranks that refused this rank to blame: the lower. Ranks leave init in a cascade that
+/// runs upwards within milliseconds -- a rank refused by a lower one lingers kLingerMs and then exits, a
+/// rank whose root (rank 0) closed before answering exits at once -- so where several lower ranks are gone,
+/// the lowest is where the cascade began (a killed root and the rank it left without a table: 3-rank
+/// netns kill init_mid named the rank left behind 1 time in 50 while the nearest refusal was blamed). The
+/// cascade downwards is the death probe's, which needs two refusals kProbeEveryMs apart: far slower than
+/// any connect here.
+bool blameLowerOf(int candidate, int blamed) { return blamed < 0 || candidate < blamed; }
 
 /// Connects to every lower rank, nearest first, up to kConnectors at a time. A rank that hangs
 /// (stopped, unreachable) holds up only the connection to itself: the other lower ranks' meshes still
@@ -172,7 +181,7 @@ LowerRankOutcome connectLowerRanks(const JoinContext& ctx, const std::vector<Ran
         if (q > fatalRank) fatalRank = q, out.fatal = std::current_exception();
       } catch (const PeerError&) {  // that rank is gone: go on with the others
         std::lock_guard<std::mutex> lock(mu);
-        if (q > goneRank) goneRank = q, out.gone = std::current_exception();
+        if (blameLowerOf(q, goneRank)) goneRank = q, out.gone = std::current_exception();
       } catch (...) {  // aborted, or a local failure
         std::lock_guard<std::mutex> lock(mu);
         if (q > fatalRank) fatalRank = q, out.fatal = std::current_exception();

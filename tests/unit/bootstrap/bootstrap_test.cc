@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bootstrap_harness.hpp"
+#include "bootstrap/join.hpp"
 #include "core/error.hpp"
 
 namespace hetccl::bootstrap {
@@ -258,6 +259,37 @@ TEST(Bootstrap, ClosedRankIsNamedByEveryOtherRank) {
     ASSERT_TRUE(f) << "rank " << r;
     EXPECT_EQ(f->peer(), 2);
     EXPECT_EQ(f->host(), "nodeC");
+  }
+}
+
+// netns kill init_mid, 3 ranks: the root (rank 0) is killed after it sent rank 2 its table and before it
+// answered rank 1, which then exits at once. Rank 2 finds both lower ranks' mesh listeners closed and must
+// name rank 0, where the failure began, not rank 1, which only followed it (it named rank 1 1 time in 50).
+// buildMesh on its own, with both lower listeners closed before it runs. Cost: milliseconds.
+TEST(Bootstrap, MeshBuildNamesTheLowestRankThatIsGone) {
+  const UniqueId id = createUniqueId();
+  const net::SocketAddress loopback = net::SocketAddress::parse("127.0.0.1:0");
+  std::vector<RankDescriptor> table(3);
+  for (int r = 0; r < 3; ++r) {
+    table[r].info.rank = r;
+    table[r].info.hostId = concat("node", r);
+    table[r].nranks = 3;
+  }
+  net::Listener own(loopback);
+  table[2].meshAddress = own.address();
+  for (int r : {0, 1}) {  // a listener that was bound and is closed: connections to it are refused
+    net::Listener gone(loopback);
+    table[r].meshAddress = gone.address();
+  }
+  JoinContext ctx{id, 2, 3, Deadline::afterMs(10000), nullptr};
+  try {
+    buildMesh(ctx, own, table);
+    ADD_FAILURE() << "the mesh was built without its lower ranks";
+  } catch (const PeerError& e) {
+    EXPECT_EQ(e.peer(), 0) << e.what();
+    EXPECT_EQ(e.host(), "node0");
+    EXPECT_NE(std::string(e.what()).find("rank 0 (host node0) refused its bootstrap mesh connection"), std::string::npos)
+        << e.what();
   }
 }
 
