@@ -24,7 +24,9 @@
 // `onFailure`, then the proxy abandons its connections and stops touching the rings (the executor's
 // monitor releases the streams). halt() does the same without a report (the executor failed first), but
 // first forwards a stamp-mismatch report not yet forwarded (the monitor halts the proxy right after
-// writing one; without it the peer would only time out).
+// writing one; without it the peer would only time out) and lets it and everything posted before it on
+// that connection go out: a piece's payload travels on its own socket of the connection, and the peer
+// reads the report only after that payload.
 // An abort (`abortFlag`) halts it silently: the executor's monitor reports aborts of running work.
 // stop() ends it gracefully, once the executor's groups are all done: a bye to every peer (sent, at most
 // HETCCL_TIMEOUT), then its connections are abandoned. A peer's bye makes the proxy drop that peer at
@@ -111,6 +113,8 @@ class NetRingProxy {
   bool retireRecords(Peer& p);
   /// Retires the records every open peer has sent (`moved`: whether any was); true once none is in flight.
   bool recordsSent(bool* moved = nullptr);
+  /// True once every record and every piece's payload posted to a peer that has a forwarded report is sent.
+  bool reportsDelivered();
   void flushReports() noexcept;
   void sendRecord(Peer& p, const NetRingRecord& r);
   [[noreturn]] void protocolError(const Peer& p, const std::string& what) const;
