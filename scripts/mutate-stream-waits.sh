@@ -25,7 +25,7 @@
 #              fails (default 3); the unmutated binary runs once
 #   MUTATE_RUN_SECONDS (default 120): the time bound of one test run
 # Each run stops at its first failing test (--gtest_fail_fast), so the table names that test; a stalled
-# test fails at the tests' own HETCCL_TIMEOUT (30 s). The proxy's mutants run only the tests between hosts
+# test fails at the tests' own HETCCL_TIMEOUT (30 s; for the mutants 5 s, MUTATE_STALL_SECONDS). The proxy's mutants run only the tests between hosts
 # (*NetRing*: nothing else has a proxy), the latency path's only its tests (*LatencyPath*: the others turn it off). Which tests catch which wait, over many runs:
 #   build-mutate/mutants/unit_stream_exec.<name> --gtest_filter=<test> --gtest_repeat=10
 set -euo pipefail
@@ -219,6 +219,9 @@ if ! run_tests "$mutants/unit_stream_exec.unmutated" "$logs/unmutated.log" 1; th
   exit 1
 fi
 
+# The mutants' stall bound: most removed waits are caught by a stall, which fails a test at its
+# HETCCL_TIMEOUT -- 30 s in the tests, 5 s here (MUTATE_STALL_SECONDS; the unmutated run above keeps 30).
+export HETCCL_TEST_STALL_SECONDS=${MUTATE_STALL_SECONDS:-5}
 rows=() missed=0
 for name in "${names[@]}"; do
   log=$logs/$name.log

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
@@ -19,6 +20,16 @@
 
 namespace hetccl::test {
 
+/// Set by the kernel body before every second call (even call numbers): the call's first line store then
+/// waits kLateLine, so that its header words are out well before its data (as on a GPU whose blocks run
+/// late). A reader that takes a line without waiting for it (wait:ll-line removed) then reads the previous
+/// call's words; with the lines written right behind the header it seldom did, and the mutation went
+/// unnoticed in some runs of the check. Odd calls keep the lines right behind the header: there a peer's
+/// header is often not out yet when a rank checks it, which is how wait:ll-header's removal is caught
+/// (RanksWhoseCountsDiffer*: one call).
+inline thread_local bool lateFirstLine = false;
+inline constexpr auto kLateLine = std::chrono::milliseconds(2);
+
 /// ll::allReduce's Env on the host: one block of one thread; every board access one atomic 64-bit access.
 struct HostEnv {
   unsigned tid = 0, nthreads = 1, lane = 0, laneCount = 1;
@@ -27,7 +38,10 @@ struct HostEnv {
   static uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
   static void store(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
   static void loadPair(const uint64_t* p, uint64_t& lo, uint64_t& hi) { lo = load(p), hi = load(p + 1); }
-  static void storePair(uint64_t* p, uint64_t lo, uint64_t hi) { store(p, lo), store(p + 1, hi); }
+  static void storePair(uint64_t* p, uint64_t lo, uint64_t hi) {
+    if (lateFirstLine) lateFirstLine = false, std::this_thread::sleep_for(kLateLine);
+    store(p, lo), store(p + 1, hi);
+  }
   static void pause() { std::this_thread::yield(); }
   static void fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
   void sync() const {}
@@ -62,6 +76,7 @@ inline std::function<void()> llHostKernel(const hetcclGpuLlAllReduce_t* args, st
   const HostReduce reduce{fn, type, 8 / element, op == RedOpKind::Avg ? static_cast<uint64_t>(a.nranks) : 0};
   return [a, reduce, element] {
     HostEnv env;
+    lateFirstLine = a.callNumber % 2 == 0;
     gpu::ll::Shared shared{};
     gpu::ll::allReduce(a, element, env, reduce, shared);
   };

@@ -17,6 +17,7 @@
 #include "bootstrap_harness.hpp"
 #include "sim_gpu.hpp"
 #include "sim_world.hpp"
+#include "stream_test_support.hpp"
 
 namespace hetccl::stream_exec {
 namespace {
@@ -65,7 +66,7 @@ std::string runRank(SimWorld& world, int r, int nranks) {
 }
 
 void runBackToBack(const test::Layout& layout, bool vendorDomains) {
-  ScopedEnv timeout("HETCCL_TIMEOUT", "30");  // a stall fails the test instead of hanging it
+  ScopedEnv timeout("HETCCL_TIMEOUT", test::stallSeconds());  // a stall fails the test instead of hanging it
   ScopedEnv chunk("HETCCL_GPU_CHUNK_BYTES", "65536");
   ScopedEnv slots("HETCCL_GPU_SLOTS", "2");
   ScopedEnv minChunk("HETCCL_GPU_MIN_CHUNK_BYTES", vendorDomains ? "65536" : nullptr);  // several vendor chunks

@@ -17,6 +17,7 @@
 #include "sim_gpu.hpp"
 #include "sim_vendor.hpp"
 #include "unit/engine/harness.hpp"
+#include "stream_test_support.hpp"
 
 namespace hetccl::test::sim {
 namespace {
@@ -28,7 +29,7 @@ constexpr unsigned char kGuard = 0xCD, kGarbage = 0xAB;
 
 class SimVendorTest : public ::testing::Test {
  protected:
-  ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};  // a stall fails the test instead of hanging it
+  ScopedEnv timeout_{"HETCCL_TIMEOUT", test::stallSeconds()};  // a stall fails the test instead of hanging it
 };
 
 /// Threads as ranks over a real bootstrap, each with a communicator over its domain and a stream.

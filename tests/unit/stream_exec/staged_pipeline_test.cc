@@ -20,6 +20,7 @@
 #include "bootstrap_harness.hpp"
 #include "comm/device_path.hpp"
 #include "sim_gpu.hpp"
+#include "stream_test_support.hpp"
 
 namespace hetccl {
 namespace {
@@ -102,7 +103,7 @@ std::string runCalls(algo::CollKind kind, size_t count, int calls, bool inPlace,
 
 class StagedPipelineTest : public ::testing::Test {
  protected:
-  ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};  // a stall fails the test instead of hanging it
+  ScopedEnv timeout_{"HETCCL_TIMEOUT", test::stallSeconds()};  // a stall fails the test instead of hanging it
   ScopedEnv piece_{"HETCCL_STAGED_PIECE_BYTES", "4096"};  // 1024 int32 per piece
   ScopedEnv slots_{"HETCCL_STAGED_SLOTS", "3"};
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <thread>
 
@@ -14,15 +15,22 @@
 
 namespace hetccl::test {
 
-/// Rings of 64 KiB slots (`slots` of them), small messages up to 4 KiB, HETCCL_TIMEOUT 30 s so that a
-/// stall fails the test instead of hanging it, and no latency path (these tests are the stream pipeline's,
+/// HETCCL_TIMEOUT for the tests whose stalls must fail rather than hang: 30 s, or HETCCL_TEST_STALL_SECONDS
+/// (scripts/mutate-stream-waits.sh sets 5 for its mutants, most of which are caught by a stall).
+inline const char* stallSeconds() {
+  const char* s = std::getenv("HETCCL_TEST_STALL_SECONDS");
+  return s && *s ? s : "30";
+}
+
+/// Rings of 64 KiB slots (`slots` of them), small messages up to 4 KiB, HETCCL_TIMEOUT stallSeconds() so
+/// that a stall fails the test instead of hanging it, and no latency path (these tests are the stream pipeline's,
 /// small all-reduces included; latency_path_test.cc turns it on).
 class SmallRingTest : public ::testing::Test {
  protected:
   explicit SmallRingTest(const char* slots = "2") : slots_{"HETCCL_GPU_SLOTS", slots} {}
 
  private:
-  bootstrap::testing::ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};
+  bootstrap::testing::ScopedEnv timeout_{"HETCCL_TIMEOUT", stallSeconds()};
   bootstrap::testing::ScopedEnv chunk_{"HETCCL_GPU_CHUNK_BYTES", "65536"};
   bootstrap::testing::ScopedEnv slots_;
   bootstrap::testing::ScopedEnv small_{"HETCCL_SMALL_BYTES", "4096"};

@@ -15,6 +15,7 @@
 #include "device/host/reduce.hpp"
 #include "sim_gpu.hpp"
 #include "sim_vendor.hpp"
+#include "stream_test_support.hpp"
 
 namespace hetccl::test::sim {
 namespace {
@@ -41,7 +42,7 @@ class OneRankRouteTest : public ::testing::Test {
     ASSERT_TRUE(waitIdle(std::chrono::seconds(10)));
   }
 
-  ScopedEnv timeout_{"HETCCL_TIMEOUT", "30"};
+  ScopedEnv timeout_{"HETCCL_TIMEOUT", test::stallSeconds()};
   std::vector<bootstrap::testing::JoinResult> ranks_;
   SimVendorCcl vendor_;
   std::unique_ptr<domain::DomainComm> comm_;
