@@ -11,8 +11,10 @@
 // blames (a Notice, as a Mesh would), and, when a lower rank refused it, keeps accepting for kLingerMs so
 // that ranks about to connect to it reach the gone rank themselves instead of naming this one.
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -215,6 +217,31 @@ void tellConnectedRanks(const JoinContext& ctx, const std::vector<net::Socket>& 
   }
 }
 
+/// A lower rank whose mesh connection closed without a word (no Notice, nothing left to read): it died
+/// after it connected. At this rank's deadline for a higher rank, the lowest such rank is named instead:
+/// netns kill init_mid, 3 ranks, the root killed after it answered rank 1 and before it answered rank 2;
+/// rank 2 exited at once, rank 1 waited for it and named rank 2 at its deadline. A lower rank that failed
+/// itself sends a Notice before it closes: then its socket has bytes to read and the blame stands.
+std::exception_ptr blameLowerRankThatDied(const JoinContext& ctx, const std::vector<RankDescriptor>& table,
+                                          const std::vector<net::Socket>& sockets, std::exception_ptr failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const TimeoutError& e) {
+    for (int r = 0; r < ctx.rank; ++r) {
+      if (!sockets[r].valid()) continue;
+      char byte;
+      const ssize_t n = ::recv(sockets[r].fd(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE)))
+        return std::make_exception_ptr(
+            PeerError(r, table[r].info.hostId,
+                      concat("rank ", ctx.rank, ": ", rankName(table[r]), " closed its bootstrap mesh connection before ",
+                             "the mesh was complete, without a word: it has exited (then: ", e.what(), ")")));
+    }
+  } catch (...) {
+  }
+  return failure;
+}
+
 }  // namespace
 
 std::vector<net::Socket> buildMesh(const JoinContext& ctx, const net::Listener& listener,
@@ -251,6 +278,7 @@ std::vector<net::Socket> buildMesh(const JoinContext& ctx, const net::Listener& 
   }
   acceptor.join();
   if (acceptError) {
+    acceptError = blameLowerRankThatDied(ctx, table, sockets, acceptError);
     tellConnectedRanks(ctx, sockets, acceptError);
     std::rethrow_exception(acceptError);
   }

@@ -5,9 +5,11 @@
 #include <future>
 #include <numeric>
 #include <set>
+#include <poll.h>
 #include <unistd.h>
 
 #include "bootstrap_harness.hpp"
+#include "bootstrap/acceptor.hpp"
 #include "bootstrap/join.hpp"
 #include "core/error.hpp"
 
@@ -291,6 +293,48 @@ TEST(Bootstrap, MeshBuildNamesTheLowestRankThatIsGone) {
     EXPECT_NE(std::string(e.what()).find("rank 0 (host node0) refused its bootstrap mesh connection"), std::string::npos)
         << e.what();
   }
+}
+
+// netns kill init_mid, 3 ranks, over ucx: the root (rank 0) answered rank 1, which connected to it, then was
+// killed before it answered rank 2, which exited. Rank 1 waits for rank 2 until its deadline; rank 0's mesh
+// connection closed without a word meanwhile, so rank 0 is named, not rank 2. Here rank 0 is a listener that
+// authenticates rank 1 and closes; rank 2 a listener that never accepts (its probes are not refused).
+// Cost: 1.5 s (the deadline).
+TEST(Bootstrap, MeshBuildNamesALowerRankThatClosedWithoutAWord) {
+  const UniqueId id = createUniqueId();
+  const net::SocketAddress loopback = net::SocketAddress::parse("127.0.0.1:0");
+  std::vector<RankDescriptor> table(3);
+  for (int r = 0; r < 3; ++r) {
+    table[r].info.rank = r;
+    table[r].info.hostId = concat("node", r);
+    table[r].nranks = 3;
+  }
+  net::Listener own(loopback), root(loopback), silent(loopback);
+  table[0].meshAddress = root.address();
+  table[1].meshAddress = own.address();
+  table[2].meshAddress = silent.address();
+  std::thread dyingRoot([&] {  // authenticates rank 1, then closes the connection without a Notice
+    AuthenticatingAcceptor acceptor(root, id.secret, Purpose::Mesh, 0, [](int r) { return r == 1; });
+    const Deadline until = Deadline::afterMs(5000);
+    std::vector<pollfd> fds;
+    while (!until.expired()) {
+      fds.clear();
+      acceptor.appendPollFds(fds);
+      if (::poll(fds.data(), fds.size(), 50) <= 0)
+        for (auto& f : fds) f.revents = 0;
+      if (!acceptor.service(fds.data()).empty()) return;  // the socket closes as it goes out of scope
+    }
+  });
+  JoinContext ctx{id, 1, 3, Deadline::afterMs(1500), nullptr};
+  try {
+    buildMesh(ctx, own, table);
+    ADD_FAILURE() << "the mesh was built without rank 2";
+  } catch (const PeerError& e) {
+    EXPECT_EQ(e.peer(), 0) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 0 (host node0) closed its bootstrap mesh connection"), std::string::npos)
+        << e.what();
+  }
+  dyingRoot.join();
 }
 
 TEST(Bootstrap, AbortWakesABlockedRecv) {
