@@ -264,6 +264,17 @@ TEST(Bootstrap, ClosedRankIsNamedByEveryOtherRank) {
   }
 }
 
+/// The descriptor table of a 3-rank job, rank r on host "node<r>", mesh addresses left for the test to set.
+std::vector<RankDescriptor> threeRankTable() {
+  std::vector<RankDescriptor> table(3);
+  for (int r = 0; r < 3; ++r) {
+    table[r].info.rank = r;
+    table[r].info.hostId = concat("node", r);
+    table[r].nranks = 3;
+  }
+  return table;
+}
+
 // netns kill init_mid, 3 ranks: the root (rank 0) is killed after it sent rank 2 its table and before it
 // answered rank 1, which then exits at once. Rank 2 finds both lower ranks' mesh listeners closed and must
 // name rank 0, where the failure began, not rank 1, which only followed it (it named rank 1 1 time in 50).
@@ -271,12 +282,7 @@ TEST(Bootstrap, ClosedRankIsNamedByEveryOtherRank) {
 TEST(Bootstrap, MeshBuildNamesTheLowestRankThatIsGone) {
   const UniqueId id = createUniqueId();
   const net::SocketAddress loopback = net::SocketAddress::parse("127.0.0.1:0");
-  std::vector<RankDescriptor> table(3);
-  for (int r = 0; r < 3; ++r) {
-    table[r].info.rank = r;
-    table[r].info.hostId = concat("node", r);
-    table[r].nranks = 3;
-  }
+  std::vector<RankDescriptor> table = threeRankTable();
   net::Listener own(loopback);
   table[2].meshAddress = own.address();
   for (int r : {0, 1}) {  // a listener that was bound and is closed: connections to it are refused
@@ -303,12 +309,7 @@ TEST(Bootstrap, MeshBuildNamesTheLowestRankThatIsGone) {
 TEST(Bootstrap, MeshBuildNamesALowerRankThatClosedWithoutAWord) {
   const UniqueId id = createUniqueId();
   const net::SocketAddress loopback = net::SocketAddress::parse("127.0.0.1:0");
-  std::vector<RankDescriptor> table(3);
-  for (int r = 0; r < 3; ++r) {
-    table[r].info.rank = r;
-    table[r].info.hostId = concat("node", r);
-    table[r].nranks = 3;
-  }
+  std::vector<RankDescriptor> table = threeRankTable();
   net::Listener own(loopback), root(loopback), silent(loopback);
   table[0].meshAddress = root.address();
   table[1].meshAddress = own.address();
