@@ -305,7 +305,7 @@ TEST(Bootstrap, MeshBuildNamesTheLowestRankThatIsGone) {
 // killed before it answered rank 2, which exited. Rank 1 waits for rank 2 until its deadline; rank 0's mesh
 // connection closed without a word meanwhile, so rank 0 is named, not rank 2. Here rank 0 is a listener that
 // authenticates rank 1 and closes; rank 2 a listener that never accepts (its probes are not refused).
-// Cost: 1.5 s (the deadline).
+// Cost: 3 s (the deadline; long enough for the handshake with rank 0 under the sanitizers).
 TEST(Bootstrap, MeshBuildNamesALowerRankThatClosedWithoutAWord) {
   const UniqueId id = createUniqueId();
   const net::SocketAddress loopback = net::SocketAddress::parse("127.0.0.1:0");
@@ -326,7 +326,7 @@ TEST(Bootstrap, MeshBuildNamesALowerRankThatClosedWithoutAWord) {
       if (!acceptor.service(fds.data()).empty()) return;  // the socket closes as it goes out of scope
     }
   });
-  JoinContext ctx{id, 1, 3, Deadline::afterMs(1500), nullptr};
+  JoinContext ctx{id, 1, 3, Deadline::afterMs(3000), nullptr};
   try {
     buildMesh(ctx, own, table);
     ADD_FAILURE() << "the mesh was built without rank 2";
