@@ -4,9 +4,12 @@
 // one all-reduce. Rank 1 then forks: the child calls hetcclAllReduce on the inherited communicator,
 // which must fail with hetcclInvalidUsage saying it was forked (before the fix it ran on the parent's
 // connections), prints "CHILD <pid> <code> <message>" and stays alive (a DataLoader worker) holding its
-// inherited descriptors; the parent prints "T kill <unix seconds>" and SIGKILLs itself. Rank 0 sits in
+// inherited descriptors; the parent prints "FORKED <pid>", waits (10 s at most) for the child's report (a
+// child that hangs in the inherited communicator never reports: the driver fails the run for the missing
+// CHILD line), then prints "T kill <unix seconds>" and SIGKILLs itself. Rank 0 sits in
 // an all-reduce and prints "ERROR <unix seconds> <code> <message>" when it fails.
 // Exit status: rank 0 3 after the error; the child 0 after its sleep (the driver kills it sooner).
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -53,16 +56,24 @@ int main() {
     hetcclCommAbort(comm);
     return r == hetcclSuccess ? 1 : 3;
   }
+  int reported[2];
+  if (pipe(reported) != 0) return 1;
   pid_t child = fork();
   if (child < 0) return 1;
   if (child == 0) {
+    close(reported[0]);
     r = allReduce(comm);
     std::printf("CHILD %d %d %s\n", static_cast<int>(getpid()), static_cast<int>(r), oneLine(hetcclGetLastError(nullptr)).c_str());
     std::fflush(stdout);
+    (void)!write(reported[1], "x", 1);
     std::this_thread::sleep_for(std::chrono::seconds(120));  // alive, holding what it inherited
     _exit(0);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the child made its call
+  close(reported[1]);
+  std::printf("FORKED %d\n", static_cast<int>(child));
+  std::fflush(stdout);
+  pollfd done{reported[0], POLLIN, 0};
+  (void)poll(&done, 1, 10000);  // the child made its call (or hung in it: no CHILD line)
   std::printf("T kill %.6f\n", now());
   std::fflush(stdout);
   kill(getpid(), SIGKILL);

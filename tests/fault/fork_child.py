@@ -3,7 +3,8 @@
 
 Runs fault_fork_child (see tests/fault/fork_child.cc) as two "hosts" of this machine over TRANSPORT
 (tcp, or ucx with UCX_TLS=tcp), HETCCL_TIMEOUT 60 s. Rank 1 forks a child that stays alive, then dies.
-Checks: the child's use of the inherited communicator fails with hetcclInvalidUsage naming fork();
+Checks: the child's use of the inherited communicator fails with hetcclInvalidUsage naming fork() (a
+child that never reports, hung or crashed in that call, fails the run);
 rank 0 fails with hetcclRemoteError naming rank 1 within 10 s of the kill (before the fix the child's
 inherited copies of every socket kept the connections open: no EOF, rank 0 waited the whole timeout).
 Cost: about 2 s when it passes (60 s when it fails).
@@ -44,9 +45,11 @@ def main():
             env["UCX_TLS"] = "tcp"
         ranks.append(subprocess.Popen([os.path.join(build, "tests", "fault", "fault_fork_child")], env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    problems, child, killed_at = [], None, None
+    problems, child, forked, killed_at = [], None, None, None
     for line in ranks[1].stdout:  # the child shares this pipe: stop reading at the parent's last line
         print("rank 1:", line.rstrip())
+        if line.startswith("FORKED "):
+            forked = int(line.split()[1])
         if line.startswith("CHILD "):
             _, pid, code, msg = (line.rstrip().split(" ", 3) + [""])[:4]
             child = int(pid)
@@ -62,8 +65,13 @@ def main():
         ranks[0].kill()
         out, _ = ranks[0].communicate()
         problems.append("rank 0 did not exit")
-    if child:
-        os.kill(child, signal.SIGKILL)
+    if child is None:
+        problems.append("the forked child never reported its call on the inherited communicator (it hung or crashed)")
+    for pid in {child, forked} - {None}:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     ranks[1].wait()
     print(out.rstrip())
     err = next((l for l in out.splitlines() if l.startswith("ERROR ")), None)
