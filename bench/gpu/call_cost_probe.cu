@@ -3,7 +3,8 @@
 // empty kernel's launch -- and (2) hetcclAllReduce of `bytes` on device buffers: the host time per call with
 // N calls queued back to back (what the caller's thread pays) and the time per call including the device
 // (N calls, one synchronisation). When (2a) is close to (2b) the path is host-bound.
-//   hetccl-run -n 2 --domains 2 -- call_cost_probe [bytes=8] [calls=2000]
+//   hetccl-run -n 2 --domains 2 -- call_cost_probe [bytes=8] [calls=2000] [inplace]
+// (inplace: the all-reduce reads and writes one buffer, as PyTorch's all_reduce does)
 // Prints one line per measure on rank 0. Build (bench/gpu/run_call_cost_probe.sh does):
 //   nvcc -O2 -std=c++17 -Iinclude -Itools call_cost_probe.cu -o call_cost_probe \
 //     -Lbuild -lhetccl build/libhetccl_tools_common.a
@@ -43,6 +44,7 @@ double microsPerCall(int n, F f) {
 int main(int argc, char** argv) {
   const size_t bytes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 8;
   const int calls = argc > 2 ? std::atoi(argv[2]) : 2000;
+  const bool inPlace = argc > 3 && std::string(argv[3]) == "inplace";
   try {
     auto env = hetccl::tools::readLaunchEnv();
     int devices = 0;
@@ -66,7 +68,8 @@ int main(int argc, char** argv) {
     const double launch = microsPerCall(calls, [&] { emptyKernel<<<1, 32, 0, s>>>(); });
     check(cudaStreamSynchronize(s), "sync");
 
-    auto allReduce = [&] { check(hetcclAllReduce(send, recv, count, hetcclFloat32, hetcclSum, comm, s), "allreduce"); };
+    float* out = inPlace ? send : recv;
+    auto allReduce = [&] { check(hetcclAllReduce(send, out, count, hetcclFloat32, hetcclSum, comm, s), "allreduce"); };
     for (int i = 0; i < 100; ++i) allReduce();
     check(cudaStreamSynchronize(s), "sync");
     check(hetcclAllReduce(send, recv, 1, hetcclFloat32, hetcclSum, comm, s), "barrier");
@@ -76,7 +79,8 @@ int main(int argc, char** argv) {
     check(cudaStreamSynchronize(s), "sync");
     const double totalPerCall = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / calls;
     if (env.rank == 0) {
-      std::printf("call_cost_probe: %d ranks, %zu bytes, %d calls\n", env.size, count * sizeof(float), calls);
+      std::printf("call_cost_probe: %d ranks, %zu bytes, %d calls%s\n", env.size, count * sizeof(float), calls,
+                  inPlace ? ", in place" : "");
       std::printf("  cudaPointerGetAttributes      %7.2f us per call\n", pointerQuery);
       std::printf("  cudaStreamGetCaptureInfo      %7.2f us per call\n", captureInfo);
       std::printf("  empty kernel launch (host)    %7.2f us per call\n", launch);

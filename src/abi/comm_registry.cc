@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -25,11 +26,20 @@ struct Registry {
   std::unordered_map<uint64_t, CommRef> live;
 };
 
+// This process's id, read once and again in a forked child (the atfork handler below): every handle
+// lookup compares it with the creator's, and getpid() is a system call per call (glibc caches no pid).
+std::atomic<pid_t> processId{0};
+
 Registry& registry() {
   static auto* r = [] {
     auto* reg = new Registry;  // never destroyed: handles may be used from atexit handlers
+    processId.store(getpid(), std::memory_order_relaxed);
     // A fork() while another thread holds the mutex would leave it locked for ever in the child.
-    pthread_atfork([] { registry().mu.lock(); }, [] { registry().mu.unlock(); }, [] { registry().mu.unlock(); });
+    pthread_atfork([] { registry().mu.lock(); }, [] { registry().mu.unlock(); },
+                   [] {
+                     processId.store(getpid(), std::memory_order_relaxed);
+                     registry().mu.unlock();
+                   });
     return reg;
   }();
   return *r;
@@ -42,7 +52,7 @@ uint64_t key(hetcclComm_t comm) { return reinterpret_cast<uintptr_t>(comm); }
 /// A handle inherited through fork(): its threads, connections and peers belong to the parent (the
 /// child's copies of its sockets were replaced by /dev/null at fork, see net/socket.cc).
 void requireCreator(const CommCore& core) {
-  if (core.pid == getpid()) return;
+  if (core.pid == processId.load(std::memory_order_relaxed)) return;
   throw InvalidUsage(concat("comm was created by process ", core.pid, " and this process (", getpid(),
                             ") is a child it forked: a communicator cannot be used, aborted or destroyed across fork(); "
                             "create a new one in the child (its peers still talk to the parent)"));

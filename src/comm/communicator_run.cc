@@ -27,11 +27,17 @@ void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
 bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
   if (!gpu_) return false;
   int device = 0, host = 0;
+  const void* last = nullptr;  // an in-place call's buffer (sendbuff == recvbuff) is queried once
+  bool lastOnDevice = false;
   auto classify = [&](const void* p) {
     if (!p) return;
-    int memType = HETCCL_GPU_MEM_HOST, dev = -1;
-    if (gpu_->pointerQuery(p, &memType, &dev) != HETCCL_GPU_OK) memType = HETCCL_GPU_MEM_HOST;
-    (memType == HETCCL_GPU_MEM_DEVICE || memType == HETCCL_GPU_MEM_MANAGED ? device : host)++;
+    if (p != last) {
+      int memType = HETCCL_GPU_MEM_HOST, dev = -1;
+      if (gpu_->pointerQuery(p, &memType, &dev) != HETCCL_GPU_OK) memType = HETCCL_GPU_MEM_HOST;
+      last = p;
+      lastOnDevice = memType == HETCCL_GPU_MEM_DEVICE || memType == HETCCL_GPU_MEM_MANAGED;
+    }
+    (lastOnDevice ? device : host)++;
   };
   for (const auto& op : ops) {
     classify(op.sendbuff);

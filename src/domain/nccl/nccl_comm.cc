@@ -71,7 +71,11 @@ class NcclComm::ScopedOp {
 };
 
 NcclComm::NcclComm(std::shared_ptr<const NcclLibrary> lib, abi::ncclComm_t comm, int rank, int size)
-    : lib_(std::move(lib)), comm_(comm), rank_(rank), size_(size) {}
+    : lib_(std::move(lib)),
+      comm_(comm),
+      rank_(rank),
+      size_(size),
+      where_(concat(lib_->flavor().name, " domain rank ", rank_, " of ", size_)) {}
 
 NcclComm::~NcclComm() {
   try {
@@ -86,8 +90,6 @@ abi::ncclComm_t NcclComm::live(const char* call) const {
   if (!c) throw InvalidUsage(concat(call, " on a domain communicator that was aborted or destroyed [", where(), "]"));
   return c;
 }
-
-std::string NcclComm::where() const { return concat(lib_->flavor().name, " domain rank ", rank_, " of ", size_); }
 
 void NcclComm::allReduce(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
                          Stream stream) {

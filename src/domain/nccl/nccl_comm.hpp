@@ -52,14 +52,15 @@ class NcclComm final : public DomainComm {
 
   /// The live vendor communicator; throws InvalidUsage after abort() / destroy().
   abi::ncclComm_t live(const char* call) const;
-  /// "NCCL domain rank r of n" for messages.
-  std::string where() const;
+  /// "NCCL domain rank r of n" for messages (built once: every vendor call passes it to check()).
+  const std::string& where() const noexcept { return where_; }
 
   std::shared_ptr<const NcclLibrary> lib_;
   std::atomic<abi::ncclComm_t> comm_;
   std::mutex asyncMu_;  // checkAsyncError (watchdog thread) against abort: never ask a freed vendor comm
   int rank_;
   int size_;
+  std::string where_;
 };
 
 }  // namespace hetccl::domain::nccl
