@@ -49,10 +49,13 @@ thread_local std::vector<CommRef> groupHolds;
 
 uint64_t key(hetcclComm_t comm) { return reinterpret_cast<uintptr_t>(comm); }
 
+/// Whether this process created the communicator (not a child that inherited it through fork()).
+bool createdHere(const CommCore& core) { return core.pid == processId.load(std::memory_order_relaxed); }
+
 /// A handle inherited through fork(): its threads, connections and peers belong to the parent (the
 /// child's copies of its sockets were replaced by /dev/null at fork, see net/socket.cc).
 void requireCreator(const CommCore& core) {
-  if (core.pid == processId.load(std::memory_order_relaxed)) return;
+  if (createdHere(core)) return;
   throw InvalidUsage(concat("comm was created by process ", core.pid, " and this process (", getpid(),
                             ") is a child it forked: a communicator cannot be used, aborted or destroyed across fork(); "
                             "create a new one in the child (its peers still talk to the parent)"));
@@ -82,7 +85,7 @@ CommRef tryLookup(hetcclComm_t comm) noexcept {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.live.find(key(comm));
-  return it == r.live.end() || it->second->pid != getpid() ? nullptr : it->second;
+  return it == r.live.end() || !createdHere(*it->second) ? nullptr : it->second;
 }
 
 CommRef lookup(hetcclComm_t comm) {
