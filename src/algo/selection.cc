@@ -19,7 +19,8 @@ bool vendorHierAllReduce(const Topology& topology, size_t bytes, const Tuning& t
 AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning) {
   if (tuning.algo != AlgoChoice::Auto) return tuning.algo;
   if (topology.nranks == 2 && bytes <= tuning.pairExchangeBytes) return AlgoChoice::RecursiveDoubling;
-  if (topology.numDomains() > 1)
+  const bool someDomainShared = topology.numDomains() < topology.nranks;
+  if (topology.numDomains() > 1 && (someDomainShared || tuning.hierWithOneRankPerDomain))
     return tuning.smallAllReduceByDoubling && bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling
                                                                           : AlgoChoice::Hier;
   return bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Ring;

@@ -22,10 +22,12 @@ bool vendorHier(const Topology& topology, const Tuning& tuning);
 /// vendorHier(), but under HETCCL_ALGO=auto with Tuning::smallAllReduceByDoubling (the stream pipeline)
 /// not up to HETCCL_SMALL_BYTES, where chooseAllReduce's recursive doubling over every rank is faster.
 bool vendorHierAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning);
-/// All-reduce without the vendor: the algorithm for `bytes` bytes. Under auto: one domain, recursive
-/// doubling up to HETCCL_SMALL_BYTES, then ring; several domains, hierarchical -- but recursive doubling
-/// up to HETCCL_SMALL_BYTES with Tuning::smallAllReduceByDoubling (latency-bound: log2(n) exchanges beat
-/// three phases, 1.45-1.6x on GPU ranks).
+/// All-reduce without the vendor: the algorithm for `bytes` bytes. Under auto: two ranks up to
+/// Tuning::pairExchangeBytes, one exchange (recursive doubling); one domain, recursive doubling up to
+/// HETCCL_SMALL_BYTES, then ring; several domains, hierarchical -- but recursive doubling up to
+/// HETCCL_SMALL_BYTES with Tuning::smallAllReduceByDoubling (latency-bound: log2(n) exchanges beat three
+/// phases, 1.45-1.6x on GPU ranks), and as one domain when every domain has one rank and
+/// Tuning::hierWithOneRankPerDomain is off (host calls).
 AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning);
 /// Broadcast / reduce without the vendor: tree (true) or pipelined chain.
 bool rootedUsesTree(size_t bytes, const Tuning& tuning);

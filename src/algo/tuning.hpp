@@ -38,9 +38,17 @@ struct Tuning {
   /// doubling's pattern leaves a stale message unread or two ranks waiting on each other until
   /// HETCCL_TIMEOUT (tests/mp/stamp_check.cc on 3 ranks in 2 domains); see issue 26's note.
   bool smallAllReduceByDoubling = false;
+  /// All-reduce across domains of one rank each by the hierarchical plan (true) or as within one domain
+  /// (false: recursive doubling up to smallBytes, then ring over every rank ordered by domain; with one
+  /// rank per domain there is nothing to do inside a domain). Host calls (fromConfig) take false: on 2 CPU
+  /// ranks in 2 domains the ring is 1.2-1.4x faster than the hierarchical plan from 128 KiB to 1 MiB over
+  /// shm (bench/results/host_algo_sweep_2026-11-29). The stream pipeline keeps true (not measured there).
+  bool hierWithOneRankPerDomain = true;
 
-  /// The values of the process configuration (src/core/config).
+  /// The values of the process configuration (src/core/config), as host calls (the host engine) use them;
+  /// the stream pipeline adjusts them (StreamExecutor::tuningFromConfig).
   static Tuning fromConfig();
+
   /// Elements per chunk for elements of `elemSize` bytes (at least 1).
   size_t chunkElems(size_t elemSize) const { return chunkBytes / elemSize > 0 ? chunkBytes / elemSize : 1; }
 };

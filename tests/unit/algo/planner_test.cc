@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "algo/dep_tracker.hpp"
 #include "algo/planner.hpp"
@@ -114,6 +115,43 @@ TEST(Planner, SmallAllReduceAcrossDomainsIsRecursiveDoublingOnThePipeline) {
     EXPECT_TRUE(shapeOf(large, vendor, AlgoChoice::Auto, true).hierarchical(vendor)) << "vendor " << vendor;
     EXPECT_TRUE(shapeOf(2, vendor, AlgoChoice::Hier, true).hierarchical(vendor)) << "vendor " << vendor;
   }
+}
+
+// Host calls across domains of one rank each plan an all-reduce as within one domain: up to
+// HETCCL_SMALL_BYTES recursive doubling (on two ranks one exchange: a single send each), above it a ring
+// (rank 0 sends to one neighbour only). The stream pipeline's tuning (hierWithOneRankPerDomain) keeps the
+// hierarchical plan, whose piece owners send to every other rank, more than once each. A domain of two
+// ranks keeps the hierarchical plan on host calls too.
+TEST(Planner, OneRankDomainsAllReduceAsOneDomainOnHostCalls) {
+  struct Shape {
+    int sends = 0;
+    size_t peers = 0;
+  };
+  auto shapeOf = [](const std::vector<int>& domainOf, size_t count, const Tuning& t) {
+    const int n = static_cast<int>(domainOf.size());
+    const CollOp op = fakeOp(CollKind::AllReduce, count, n, 0);
+    std::set<int> peers;
+    Shape shape;
+    for (const Step& st : plan(Topology{0, n, domainOf}, {&op, 1}, t).steps) {
+      if (st.kind != StepKind::Send) continue;
+      ++shape.sends;
+      peers.insert(st.peer);
+    }
+    shape.peers = peers.size();
+    return shape;
+  };
+  const Tuning host = Tuning::fromConfig();
+  EXPECT_FALSE(host.hierWithOneRankPerDomain);
+  Tuning pipeline = host;
+  pipeline.hierWithOneRankPerDomain = true;
+  const size_t small = host.smallBytes / sizeof(float), large = small + 1000;
+  EXPECT_EQ(shapeOf({0, 1}, 1000, host).sends, 1);
+  EXPECT_EQ(shapeOf({0, 1}, small, host).sends, 1);
+  EXPECT_GT(shapeOf({0, 1}, 1000, pipeline).sends, 1);
+  EXPECT_EQ(shapeOf({0, 1, 2}, large, host).peers, 1u);
+  EXPECT_EQ(shapeOf({0, 1, 2, 3}, large, host).peers, 1u);
+  EXPECT_EQ(shapeOf({0, 1, 2}, large, pipeline).peers, 2u);
+  EXPECT_EQ(shapeOf({0, 0, 1}, large, host).peers, 2u);
 }
 
 TEST(Planner, CountZeroIsEmpty) {

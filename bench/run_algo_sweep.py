@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Auto against every forced algorithm: does HETCCL_ALGO=auto lose anywhere? (issue 26, "auto never loses")
+
+Runs `hetccl-perf COLL` under hetccl-run once per variant and repetition, interleaved (variant order rotates
+each repetition, so drift hits every variant alike): `auto` and each forced HETCCL_ALGO (ring, tree, rd,
+hier), plus any `--variant NAME:VAR=VALUE,...` (auto with those variables set, e.g. `small1k:HETCCL_SMALL_BYTES=1K`)
+and `--before-build DIR` (auto with another build's hetccl-run, hetccl-perf and libhetccl.so, e.g. the commit
+before a change: variant `before`), all in the same run. Takes the median time per size of each variant (out of place), and
+prints a markdown table with auto / best forced. Exit status 1 when auto is slower than `--floor` (0.95) x
+the best forced variant at some size, i.e. auto time > best time / floor; 0 otherwise. Every hetccl-perf run
+checks its results (a wrong element fails the run, and this script).
+
+This is a benchmark, not a test: on a loaded or small machine the verdict is noise (ranks that outnumber
+cores time-slice). Record results with the machine under bench/results/.
+
+Usage: bench/run_algo_sweep.py --build build [--coll all_reduce] [-n 2] [--domains 2] [--layout blocks]
+         [--transport shm] [--reps 3] [-b 8] [-e 1M] [-f 4] [--iters 200] [--warmup 20] [--out DIR]
+         [--algos auto,ring,tree,rd,hier] [--variant NAME:VAR=VALUE,...]... [--before-build DIR] [--floor 0.95]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+FORCED = ("ring", "tree", "rd", "hier")
+
+
+def parse_times(text):
+    """{bytes: out-of-place time in us} from hetccl-perf's table (nccl-tests columns)."""
+    times = {}
+    for line in text.splitlines():
+        p = line.split()
+        if len(p) >= 13 and p[0].isdigit():
+            times[int(p[0])] = float(p[5])
+    return times
+
+
+def variants_of(opts):
+    """[(name, {VAR: value}, build dir)]: auto, the forced algorithms asked for, then --variant ones and
+    --before-build's."""
+    out = []
+    for a in opts.algos.split(","):
+        if a != "auto" and a not in FORCED:
+            sys.exit(f"run_algo_sweep: unknown algorithm '{a}' (auto, {', '.join(FORCED)})")
+        out.append((a, {"HETCCL_ALGO": a}, opts.build))
+    for v in opts.variant:
+        name, _, assigns = v.partition(":")
+        env = {"HETCCL_ALGO": "auto"}
+        for kv in filter(None, assigns.split(",")):
+            k, sep, val = kv.partition("=")
+            if not sep:
+                sys.exit(f"run_algo_sweep: --variant {v}: '{kv}' is not VAR=VALUE")
+            env[k] = val
+        out.append((name, env, opts.build))
+    if opts.before_build:
+        out.append(("before", {"HETCCL_ALGO": "auto"}, opts.before_build))
+    return out
+
+
+def run_once(opts, env_extra, build):
+    tools = os.path.join(build, "tools")
+    cmd = [os.path.join(tools, "hetccl-run"), "-n", str(opts.n), "--domains", str(opts.domains)]
+    if opts.layout:
+        cmd += ["--layout", opts.layout]
+    cmd += ["--", os.path.join(tools, "hetccl-perf"), opts.coll, "-b", opts.b, "-e", opts.e, "-f", str(opts.f),
+            "-n", str(opts.iters), "-w", str(opts.warmup)]
+    lib_path = os.path.abspath(build) + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
+    env = dict(os.environ, HETCCL_TRANSPORT=opts.transport, LD_LIBRARY_PATH=lib_path, **env_extra)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=opts.timeout)
+    if r.returncode != 0 or "Out of bounds values : 0 OK" not in r.stdout:
+        sys.stderr.write(r.stdout[-3000:] + r.stderr[-3000:])
+        sys.exit(f"run_algo_sweep: {' '.join(f'{k}={v}' for k, v in env_extra.items())} {' '.join(cmd)} failed "
+                 f"(exit {r.returncode})")
+    return r.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--coll", default="all_reduce")
+    ap.add_argument("-n", type=int, default=2)
+    ap.add_argument("--domains", type=int, default=2)
+    ap.add_argument("--layout", default="")
+    ap.add_argument("--transport", default="shm")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("-b", default="8")
+    ap.add_argument("-e", default="1M")
+    ap.add_argument("-f", type=int, default=4)
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--algos", default="auto," + ",".join(FORCED))
+    ap.add_argument("--variant", action="append", default=[])
+    ap.add_argument("--before-build", default="")
+    ap.add_argument("--floor", type=float, default=0.95)
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--out", default="")
+    opts = ap.parse_args()
+
+    variants = variants_of(opts)
+    if opts.out:
+        os.makedirs(opts.out, exist_ok=True)
+    runs = {name: [] for name, _, _ in variants}
+    for rep in range(opts.reps):
+        k = rep % len(variants)
+        for name, env, build in variants[k:] + variants[:k]:
+            text = run_once(opts, env, build)
+            runs[name].append(parse_times(text))
+            if opts.out:
+                with open(os.path.join(opts.out, f"{name}.r{rep + 1}.txt"), "w") as f:
+                    f.write(text)
+    med = {name: {s: statistics.median(r[s] for r in rs) for s in rs[0]} for name, rs in runs.items()}
+
+    forced = [name for name, _, _ in variants if name in FORCED]
+    others = [name for name, _, _ in variants if name not in FORCED and name != "auto"]
+    names = [n for n, _, _ in variants]
+    print(f"\n{opts.coll}, {opts.n} ranks in {opts.domains} domain(s){' (' + opts.layout + ')' if opts.layout else ''}, "
+          f"transport {opts.transport}: out-of-place time, us (median of {opts.reps} runs of {opts.iters} calls)")
+    cols = names + (["auto / best forced"] if "auto" in med and forced else [])
+    cols += [f"{o} / auto" for o in others if "auto" in med]
+    print("| bytes | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    losses = []
+    for s in sorted(med[names[0]]):
+        row = [f"{med[n][s]:.2f}" for n in names]
+        if "auto" in med and forced:
+            best = min(forced, key=lambda n: med[n][s])
+            ratio = med["auto"][s] / med[best][s]
+            row.append(f"{ratio:.2f} ({best})")
+            if med["auto"][s] > med[best][s] / opts.floor:
+                losses.append(f"{s} B: auto {med['auto'][s]:.2f} us, {best} {med[best][s]:.2f} us ({ratio:.2f}x)")
+        row += [f"{med[o][s] / med['auto'][s]:.2f}" for o in others if "auto" in med]
+        print(f"| {s} | " + " | ".join(row) + " |")
+    if losses:
+        print(f"\nauto loses (slower than {opts.floor} x the best forced algorithm) at: " + "; ".join(losses))
+        return 1
+    if "auto" in med and forced:
+        print(f"\nauto is within {opts.floor} x the best forced algorithm at every size")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
