@@ -19,10 +19,12 @@ bool vendorHierAllReduce(const Topology& topology, size_t bytes, const Tuning& t
 AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning) {
   if (tuning.algo != AlgoChoice::Auto) return tuning.algo;
   if (topology.nranks == 2 && bytes <= tuning.pairExchangeBytes) return AlgoChoice::RecursiveDoubling;
-  const bool someDomainShared = topology.numDomains() < topology.nranks;
-  if (topology.numDomains() > 1 && (someDomainShared || tuning.hierWithOneRankPerDomain))
-    return tuning.smallAllReduceByDoubling && bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling
-                                                                          : AlgoChoice::Hier;
+  if (topology.numDomains() > 1) {
+    const bool oneRankEach = topology.numDomains() == topology.nranks;
+    const bool byDoubling =
+        tuning.smallAllReduceByDoubling || (oneRankEach && tuning.smallAllReduceByDoublingOnOneRankDomains);
+    return byDoubling && bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Hier;
+  }
   return bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Ring;
 }
 

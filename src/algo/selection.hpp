@@ -26,8 +26,8 @@ bool vendorHierAllReduce(const Topology& topology, size_t bytes, const Tuning& t
 /// Tuning::pairExchangeBytes, one exchange (recursive doubling); one domain, recursive doubling up to
 /// HETCCL_SMALL_BYTES, then ring; several domains, hierarchical -- but recursive doubling up to
 /// HETCCL_SMALL_BYTES with Tuning::smallAllReduceByDoubling (latency-bound: log2(n) exchanges beat three
-/// phases, 1.45-1.6x on GPU ranks), and as one domain when every domain has one rank and
-/// Tuning::hierWithOneRankPerDomain is off (host calls).
+/// phases, 1.45-1.6x on GPU ranks), on host calls where every domain has one rank
+/// (Tuning::smallAllReduceByDoublingOnOneRankDomains).
 AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning);
 /// Broadcast / reduce without the vendor: tree (true) or pipelined chain.
 bool rootedUsesTree(size_t bytes, const Tuning& tuning);

@@ -38,12 +38,14 @@ struct Tuning {
   /// doubling's pattern leaves a stale message unread or two ranks waiting on each other until
   /// HETCCL_TIMEOUT (tests/mp/stamp_check.cc on 3 ranks in 2 domains); see issue 26's note.
   bool smallAllReduceByDoubling = false;
-  /// All-reduce across domains of one rank each by the hierarchical plan (true) or as within one domain
-  /// (false: recursive doubling up to smallBytes, then ring over every rank ordered by domain; with one
-  /// rank per domain there is nothing to do inside a domain). Host calls (fromConfig) take false: on 2 CPU
-  /// ranks in 2 domains the ring is 1.2-1.4x faster than the hierarchical plan from 128 KiB to 1 MiB over
-  /// shm (bench/results/host_algo_sweep_2026-11-29). The stream pipeline keeps true (not measured there).
-  bool hierWithOneRankPerDomain = true;
+  /// The same, only where every domain has one rank: the hierarchical plan has nothing to do inside such a
+  /// domain, and the call stamps see the traffic of a one-domain job, which takes doubling up to smallBytes
+  /// too. Host calls (fromConfig) take it. On 2-8
+  /// CPU ranks in as many domains over shm it is 1.41-3.85x faster than the hierarchical plan at 8 B - 4 KiB
+  /// and 0.92-2.77x at 8-64 KiB, 2-4.4x over tcp (bench/results/host_algo_sweep_2026-11-29). Above
+  /// smallBytes the hierarchical plan stays: the ring, which one domain takes there, is 1.05-1.4x ahead of
+  /// it at 2-4 ranks but 1.2-2.1x behind at 8 ranks from 512 KiB to 2 MiB.
+  bool smallAllReduceByDoublingOnOneRankDomains = false;
 
   /// The values of the process configuration (src/core/config), as host calls (the host engine) use them;
   /// the stream pipeline adjusts them (StreamExecutor::tuningFromConfig).

@@ -177,7 +177,6 @@ algo::Tuning StreamExecutor::tuningFromConfig(bool severalHosts) {
                    : t.minChunkBytes);
   t.pairExchangeBytes = static_cast<size_t>(config().integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
   t.smallAllReduceByDoubling = true;  // measured: algo::Tuning
-  t.hierWithOneRankPerDomain = true;  // as it was first measured; the host's rule is not measured on GPUs
   return t;
 }
 

@@ -117,12 +117,12 @@ TEST(Planner, SmallAllReduceAcrossDomainsIsRecursiveDoublingOnThePipeline) {
   }
 }
 
-// Host calls across domains of one rank each plan an all-reduce as within one domain: up to
-// HETCCL_SMALL_BYTES recursive doubling (on two ranks one exchange: a single send each), above it a ring
-// (rank 0 sends to one neighbour only). The stream pipeline's tuning (hierWithOneRankPerDomain) keeps the
-// hierarchical plan, whose piece owners send to every other rank, more than once each. A domain of two
-// ranks keeps the hierarchical plan on host calls too.
-TEST(Planner, OneRankDomainsAllReduceAsOneDomainOnHostCalls) {
+// Host calls across domains of one rank each (Tuning::smallAllReduceByDoublingOnOneRankDomains) run an
+// all-reduce up to HETCCL_SMALL_BYTES by recursive doubling, as one domain would (on two ranks one
+// exchange: a single send each; on four, log2(4) = 2 sends), and above it by the hierarchical plan (rank 0,
+// owner of one piece, sends to every other rank). With a domain of two ranks, or the flag off, the
+// hierarchical plan at every size: more sends.
+TEST(Planner, SmallAllReduceAcrossOneRankDomainsIsRecursiveDoublingOnHostCalls) {
   struct Shape {
     int sends = 0;
     size_t peers = 0;
@@ -141,17 +141,20 @@ TEST(Planner, OneRankDomainsAllReduceAsOneDomainOnHostCalls) {
     return shape;
   };
   const Tuning host = Tuning::fromConfig();
-  EXPECT_FALSE(host.hierWithOneRankPerDomain);
-  Tuning pipeline = host;
-  pipeline.hierWithOneRankPerDomain = true;
+  EXPECT_TRUE(host.smallAllReduceByDoublingOnOneRankDomains);
+  EXPECT_FALSE(host.smallAllReduceByDoubling);
+  Tuning off = host;
+  off.smallAllReduceByDoublingOnOneRankDomains = false;
   const size_t small = host.smallBytes / sizeof(float), large = small + 1000;
-  EXPECT_EQ(shapeOf({0, 1}, 1000, host).sends, 1);
-  EXPECT_EQ(shapeOf({0, 1}, small, host).sends, 1);
-  EXPECT_GT(shapeOf({0, 1}, 1000, pipeline).sends, 1);
-  EXPECT_EQ(shapeOf({0, 1, 2}, large, host).peers, 1u);
-  EXPECT_EQ(shapeOf({0, 1, 2, 3}, large, host).peers, 1u);
-  EXPECT_EQ(shapeOf({0, 1, 2}, large, pipeline).peers, 2u);
-  EXPECT_EQ(shapeOf({0, 0, 1}, large, host).peers, 2u);
+  for (size_t count : {size_t{1000}, small}) {
+    EXPECT_EQ(shapeOf({0, 1}, count, host).sends, 1) << count;
+    EXPECT_EQ(shapeOf({0, 1, 2, 3}, count, host).sends, 2) << count;
+    EXPECT_GT(shapeOf({0, 1}, count, off).sends, 1) << count;
+    EXPECT_GT(shapeOf({0, 1, 2, 3}, count, off).sends, 2) << count;
+    EXPECT_GT(shapeOf({0, 0, 1, 1}, count, host).sends, 2) << count;
+  }
+  EXPECT_EQ(shapeOf({0, 1, 2, 3}, large, host).peers, 3u);
+  EXPECT_GT(shapeOf({0, 1, 2, 3}, large, host).sends, 2);
 }
 
 TEST(Planner, CountZeroIsEmpty) {
