@@ -40,9 +40,9 @@ struct Tuning {
   bool smallAllReduceByDoubling = false;
   /// The same, only where every domain has one rank: the hierarchical plan has nothing to do inside such a
   /// domain, and the call stamps see the traffic of a one-domain job, which takes doubling up to smallBytes
-  /// too. Host calls (fromConfig) take it. On 2-8
-  /// CPU ranks in as many domains over shm it is 1.41-3.85x faster than the hierarchical plan at 8 B - 4 KiB
-  /// and 0.92-2.77x at 8-64 KiB, 2-4.4x over tcp (bench/results/host_algo_sweep_2026-11-29). Above
+  /// too. Host calls (fromConfig) take it. On 2-8 CPU ranks in as many domains over shm it is 1.41-3.85x
+  /// faster than the hierarchical plan at 8 B - 4 KiB and 0.92-2.77x at 8-64 KiB, 2-4.4x over tcp
+  /// (bench/results/host_algo_sweep_2026-11-29). Above
   /// smallBytes the hierarchical plan stays: the ring, which one domain takes there, is 1.05-1.4x ahead of
   /// it at 2-4 ranks but 1.2-2.1x behind at 8 ranks from 512 KiB to 2 MiB.
   bool smallAllReduceByDoublingOnOneRankDomains = false;

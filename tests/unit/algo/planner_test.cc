@@ -78,6 +78,25 @@ TEST(Planner, BothEndsOfEveryConnectionAgree) {
         }
 }
 
+/// Rank 0's all-reduce of `count` floats as planned: its sends, the peers it sends to, its vendor steps.
+struct PlanShape {
+  int sends = 0, vendorSteps = 0;
+  size_t peers = 0;
+};
+PlanShape allReduceShape(const Topology& topo, size_t count, const Tuning& t) {
+  const CollOp op = fakeOp(CollKind::AllReduce, count, topo.nranks, topo.rank);
+  std::set<int> peers;
+  PlanShape shape;
+  for (const Step& st : plan(topo, {&op, 1}, t).steps) {
+    shape.vendorSteps += st.kind == StepKind::DomainCollective;
+    if (st.kind != StepKind::Send) continue;
+    ++shape.sends;
+    peers.insert(st.peer);
+  }
+  shape.peers = peers.size();
+  return shape;
+}
+
 // The stream pipeline's auto all-reduce up to HETCCL_SMALL_BYTES (Tuning::smallAllReduceByDoubling) is
 // recursive doubling over every rank, whatever the domains and whether the vendor is inside them
 // (measured 1.45-1.6x faster than the hierarchical plans there: bench/results/algo_sweep_2026-11-27);
@@ -86,34 +105,25 @@ TEST(Planner, BothEndsOfEveryConnectionAgree) {
 // plan without the vendor sends more often (domain reduce-scatter, cross-domain reduction, domain
 // all-gather), with the vendor it has vendor steps. A forced HETCCL_ALGO=hier keeps the hierarchical plan.
 TEST(Planner, SmallAllReduceAcrossDomainsIsRecursiveDoublingOnThePipeline) {
-  struct Shape {
-    int sends = 0, vendorSteps = 0;
-    bool hierarchical(bool vendor) const { return vendor ? vendorSteps > 0 : sends > 2; }
-  };
   auto shapeOf = [](size_t count, bool vendor, AlgoChoice algo, bool pipeline) {
     Topology topo{0, 4, {0, 0, 1, 1}};
     topo.domainCollectives = vendor;
     Tuning t;
     t.algo = algo;
     t.smallAllReduceByDoubling = pipeline;
-    const CollOp op = fakeOp(CollKind::AllReduce, count, 4, 0);
-    Shape shape;
-    for (const Step& st : plan(topo, {&op, 1}, t).steps) {
-      shape.sends += st.kind == StepKind::Send;
-      shape.vendorSteps += st.kind == StepKind::DomainCollective;
-    }
-    return shape;
+    return allReduceShape(topo, count, t);
   };
+  auto hierarchical = [](const PlanShape& s, bool vendor) { return vendor ? s.vendorSteps > 0 : s.sends > 2; };
   const size_t small = Tuning{}.smallBytes / sizeof(float), large = small + 1;
   for (bool vendor : {false, true}) {
     for (size_t count : {size_t{2}, small}) {
-      const Shape s = shapeOf(count, vendor, AlgoChoice::Auto, true);
+      const PlanShape s = shapeOf(count, vendor, AlgoChoice::Auto, true);
       EXPECT_EQ(s.sends, 2) << count << " floats, vendor " << vendor;
       EXPECT_EQ(s.vendorSteps, 0) << count << " floats, vendor " << vendor;
-      EXPECT_TRUE(shapeOf(count, vendor, AlgoChoice::Auto, false).hierarchical(vendor)) << "host engine, " << count;
+      EXPECT_TRUE(hierarchical(shapeOf(count, vendor, AlgoChoice::Auto, false), vendor)) << "host engine, " << count;
     }
-    EXPECT_TRUE(shapeOf(large, vendor, AlgoChoice::Auto, true).hierarchical(vendor)) << "vendor " << vendor;
-    EXPECT_TRUE(shapeOf(2, vendor, AlgoChoice::Hier, true).hierarchical(vendor)) << "vendor " << vendor;
+    EXPECT_TRUE(hierarchical(shapeOf(large, vendor, AlgoChoice::Auto, true), vendor)) << "vendor " << vendor;
+    EXPECT_TRUE(hierarchical(shapeOf(2, vendor, AlgoChoice::Hier, true), vendor)) << "vendor " << vendor;
   }
 }
 
@@ -123,22 +133,8 @@ TEST(Planner, SmallAllReduceAcrossDomainsIsRecursiveDoublingOnThePipeline) {
 // owner of one piece, sends to every other rank). With a domain of two ranks, or the flag off, the
 // hierarchical plan at every size: more sends.
 TEST(Planner, SmallAllReduceAcrossOneRankDomainsIsRecursiveDoublingOnHostCalls) {
-  struct Shape {
-    int sends = 0;
-    size_t peers = 0;
-  };
   auto shapeOf = [](const std::vector<int>& domainOf, size_t count, const Tuning& t) {
-    const int n = static_cast<int>(domainOf.size());
-    const CollOp op = fakeOp(CollKind::AllReduce, count, n, 0);
-    std::set<int> peers;
-    Shape shape;
-    for (const Step& st : plan(Topology{0, n, domainOf}, {&op, 1}, t).steps) {
-      if (st.kind != StepKind::Send) continue;
-      ++shape.sends;
-      peers.insert(st.peer);
-    }
-    shape.peers = peers.size();
-    return shape;
+    return allReduceShape(Topology{0, static_cast<int>(domainOf.size()), domainOf}, count, t);
   };
   const Tuning host = Tuning::fromConfig();
   EXPECT_TRUE(host.smallAllReduceByDoublingOnOneRankDomains);
