@@ -10,6 +10,7 @@
 #include "core/config.hpp"
 #include "core/log.hpp"
 #include "device/loader.hpp"
+#include "engine/idle_spin.hpp"
 
 namespace hetccl {
 namespace {
@@ -41,6 +42,24 @@ const hetcclGpuPlugin_t* selectDevice(DeviceKind& kind, int& device) {
   return choice.plugin;
 }
 
+// engine/idle_spin.hpp: how long this rank's host executor polls before it sleeps, from the ranks that
+// share its host and the transports it reaches its peers through.
+std::chrono::microseconds idleSpinFor(const LinkSet& links, const std::vector<PeerInfo>& peers, int self) {
+  int ranksOnHost = 0;
+  std::vector<std::string_view> transports;
+  for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
+    ranksOnHost += peers[p].hostId == peers[self].hostId;
+    transports.push_back(links.transportTo(p));
+  }
+  const std::string forced = config().str("HETCCL_IDLE_SPIN");
+  const auto spin = forced == "short" ? engine::kShortIdleSpin
+                    : forced == "long" ? engine::kLongIdleSpin
+                                       : engine::chooseIdleSpin(ranksOnHost, engine::usableCores(), transports);
+  HETCCL_INFO(log::kInit, "rank ", self, ": host executor polls ", spin.count(), " us before sleeping (", ranksOnHost,
+              " ranks on this host, ", engine::usableCores(), " cores)");
+  return spin;
+}
+
 }  // namespace
 
 Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
@@ -66,6 +85,7 @@ void Communicator::setUp(const CommOptions& options) {
   exec_.scratch = &scratch_;
   exec_.calls = &calls_;
   exec_.peers = boot_->peers();
+  exec_.idleSpin = idleSpinFor(*links_, exec_.peers, rank());
   exec_.checkFailure = [b = boot_.get()] {
     if (auto f = b->failure()) throw *f;
   };

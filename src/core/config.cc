@@ -68,6 +68,8 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_SHM_SLOTS", "", "8", "slots per shared-memory ring (one ring per peer and direction)"},
     ConfigVar{"HETCCL_CHUNK_BYTES", "", "512K", "pipeline chunk of the engine (bytes)"},
     ConfigVar{"HETCCL_ALGO", "NCCL_ALGO", "auto", "force an algorithm: auto, ring, tree, rd (recursive doubling), hier"},
+    ConfigVar{"HETCCL_IDLE_SPIN", "", "auto",
+              "host engine: how long a rank waiting for a peer polls before it sleeps in short steps: auto (long where the host's ranks do not outnumber its cores and every peer is reached through shared memory, else short), short (200 us), long (2 ms)"},
     ConfigVar{"HETCCL_SMALL_BYTES", "", "64K", "messages up to this size use latency-bound algorithms (tree / recursive doubling)"},
     ConfigVar{"HETCCL_GPU_EXEC", "", "auto",
               "device calls not delegated whole to the vendor CCL: auto (several domains with the vendor CCL loading on every rank: stream pipeline with the vendor CCL inside each domain, on one host or several; else GPU ranks of one host: stream pipeline; else host staging), pipeline (stream pipeline, no vendor CCL inside domains; between hosts too, its rings mirrored over tcp/ucx by a ring proxy), staged (through host memory, host engine)"},
@@ -158,6 +160,7 @@ constexpr std::array kChoices{
     Choice{"HETCCL_RMA_WINDOW", "auto, on, off", false},
     Choice{"HETCCL_RMA_IPC", "auto, off", false},
     Choice{"HETCCL_ALGO", "auto, ring, tree, rd, hier", false},
+    Choice{"HETCCL_IDLE_SPIN", "auto, short, long", false},
     Choice{"HETCCL_GPU_EXEC", "auto, pipeline, staged", false},
 };
 constexpr std::array kBooleans{std::string_view{"HETCCL_CHECK_CALLS"}, std::string_view{"HETCCL_CHECKSUM"}};

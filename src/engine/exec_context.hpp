@@ -3,12 +3,14 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "core/peer_info.hpp"
 #include "engine/call_stamps.hpp"
+#include "engine/idle_spin.hpp"
 #include "engine/local_ops.hpp"
 #include "engine/scratch_arena.hpp"
 
@@ -31,6 +33,9 @@ struct ExecContext {
   /// The communicator's call counters behind the messages' call stamps; nullptr: every group counts
   /// from zero (tests that run single groups).
   CallSequence* calls = nullptr;
+  /// How long an idle executor polls before it backs off with short sleeps (engine/idle_spin.hpp:
+  /// chooseIdleSpin picks it per communicator).
+  std::chrono::microseconds idleSpin = kShortIdleSpin;
 };
 
 }  // namespace hetccl::engine

@@ -249,13 +249,6 @@ void Executor::abandonOpenRequests() noexcept {
   }
 }
 
-// How long an idle executor keeps polling (yielding the core between rounds) before it backs off with
-// short sleeps. A sleep lasts 20 us plus the kernel's timer slack (~50 us): sleeping as soon as 64
-// rounds found nothing cost tcp links 1.3-2.5x at 64-256 KiB on a 16-core host, where one hop takes
-// tens of microseconds (bench/results/ucx_auto_probe_h100_2026-11-25). Past the window, an
-// oversubscribed machine still gets its cores back.
-constexpr auto kSpinWindow = std::chrono::microseconds(200);
-
 void Executor::runSteps() {
   auto lastProgress = Clock::now();
   auto lastCheck = lastProgress;
@@ -274,7 +267,7 @@ void Executor::runSteps() {
     if (progressed) {
       lastProgress = now;
       idleRounds = 0;
-    } else if (++idleRounds > 64 && now - lastProgress > kSpinWindow) {
+    } else if (++idleRounds > 64 && now - lastProgress > ctx_.idleSpin) {  // engine/idle_spin.hpp
       std::this_thread::sleep_for(std::chrono::microseconds(20));  // back off; not synchronisation
     } else {
       std::this_thread::yield();

@@ -68,6 +68,7 @@ TEST(ConfigValues, BadValuesNameTheVariableAndTheAcceptedValues) {
       {"HETCCL_VENDOR_CCL", "mccl", "HETCCL_VENDOR_CCL='mccl' is not one of auto, off, nccl, rccl"},
       {"HETCCL_RMA_WINDOW", "always", "HETCCL_RMA_WINDOW='always' is not one of auto, on, off"},
       {"HETCCL_RMA_IPC", "on", "HETCCL_RMA_IPC='on' is not one of auto, off"},
+      {"HETCCL_IDLE_SPIN", "2000", "HETCCL_IDLE_SPIN='2000' is not one of auto, short, long"},
       {"HETCCL_CHECKSUM", "crc", "HETCCL_CHECKSUM='crc' is not a boolean"},
       {"HETCCL_CHECK_CALLS", "2", "HETCCL_CHECK_CALLS='2' is not a boolean"},
       {"HETCCL_TIMEOUT", "-1", "HETCCL_TIMEOUT='-1' is not a positive number of seconds"},
@@ -78,7 +79,8 @@ TEST(ConfigValues, BadValuesNameTheVariableAndTheAcceptedValues) {
     EXPECT_NE(what.find(c.expect), std::string::npos) << what;
   }
   for (const Case& ok : {Case{"HETCCL_GPU_EXEC", "staged", ""}, Case{"HETCCL_TCP_SOCKETS", "16", ""},
-                         Case{"HETCCL_DEBUG", "warn", ""}, Case{"HETCCL_UCX", "off", ""}, Case{"HETCCL_CHECKSUM", "1", ""}}) {
+                         Case{"HETCCL_DEBUG", "warn", ""}, Case{"HETCCL_UCX", "off", ""}, Case{"HETCCL_CHECKSUM", "1", ""},
+                         Case{"HETCCL_IDLE_SPIN", "long", ""}}) {
     SCOPED_TRACE(ok.name);
     EXPECT_EQ(rejection(ok.name, ok.value), "");
   }
