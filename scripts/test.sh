@@ -158,7 +158,7 @@ asan() {
   # Not run twice: python_pip_build (a Release build of its own inside pip, no sanitizer: ~2 min of both
   # cores; the normal stage runs it). (The HIP code objects stay: HipPluginCodeObjects loads all three.)
   # Not under ASan either: the 10^6-notification queue tests (a complexity bound on one thread's data
-  # structure, ~45 s each in the normal build and several times that here; the queue's other tests run).
+  # structure, 15-20 s each in the normal build and several times that here; the queue's other tests run).
   # -g1: line tables are all a sanitizer report needs, and the build is faster without full debug info.
   local ucx='(ucx|Ucx|UCX)' million='^Transports/RmaNotifyQueue\.Million'
   UCX_MEM_EVENTS=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
