@@ -1,7 +1,8 @@
-"""Shared set-up of the torchrun programs in this folder (our own code; no hetccl import: under LD_PRELOAD
-PyTorch's "nccl" backend is served by hetccl's libnccl.so.2 without the program knowing).
+"""Shared set-up of the torchrun programs in this folder (our own code; no hetccl import for "nccl": under
+LD_PRELOAD PyTorch's "nccl" backend is served by hetccl's libnccl.so.2 without the program knowing).
 
-Environment: torchrun's RANK, WORLD_SIZE, LOCAL_RANK; BACKEND (nccl, default, or gloo); DEVICE (cuda,
+Environment: torchrun's RANK, WORLD_SIZE, LOCAL_RANK; BACKEND (nccl, default, gloo, or hetccl: the
+package's torch.distributed backend, registered by importing hetccl.torch_backend); DEVICE (cuda,
 default, or cpu for checking the programs' logic without a GPU)."""
 import datetime
 import os
@@ -26,6 +27,8 @@ def setup():
         torch.cuda.set_device(device)
     # Every collective has a deadline: a hang becomes an error from PyTorch's watchdog.
     timeout = datetime.timedelta(seconds=float(os.environ.get("COLL_TIMEOUT", "300")))
+    if backend == "hetccl":
+        import hetccl.torch_backend  # noqa: F401  (registers the backend)
     dist.init_process_group(backend=backend, timeout=timeout)
     return dist.get_rank(), dist.get_world_size(), device
 
@@ -63,6 +66,13 @@ class Deadline:
     def check(self, what):
         if time.monotonic() > self.end:
             raise TimeoutError(f"deadline passed during {what}")
+
+
+def make_optimizer(name, params, lr):
+    """AdamW (the default of the training programs) or plain SGD (lr scaled up 100x: its steps are small)."""
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr * 100)
+    return torch.optim.AdamW(params, lr=lr)
 
 
 def write_losses(kind, label, losses, file_name):

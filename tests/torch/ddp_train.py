@@ -13,7 +13,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from common import Deadline, describe, out_path, setup, sync, write_losses
+from common import Deadline, describe, make_optimizer, out_path, setup, sync, write_losses
 from model import batch, build_model, loss_fn, make_deterministic
 
 
@@ -31,12 +31,15 @@ def main():
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                    help="parameters and activations (float64 makes rounding-order effects negligible)")
     p.add_argument("--deadline", type=float, default=900, help="seconds the whole run may take")
+    p.add_argument("--optimizer", choices=("adamw", "sgd"), default="adamw",
+                   help="sgd: a gradient off by a constant factor (a sum where a mean belongs) changes the losses; "
+                        "AdamW's update hardly depends on the gradient's scale")
     a = p.parse_args()
     make_deterministic()
     rank, world, device = setup()
     deadline = Deadline(a.deadline)
     model = DDP(build_model(a.seed, device).to(getattr(torch, a.dtype)), device_ids=[device.index] if device.type == "cuda" else None)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr)
+    opt = make_optimizer(a.optimizer, model.parameters(), a.lr)
     losses, times = [], []
     total = a.steps + (a.warmup if a.bench else 0)
     for step in range(total):

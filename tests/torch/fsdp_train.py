@@ -8,7 +8,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from common import Deadline, setup, write_losses
+from common import Deadline, make_optimizer, setup, write_losses
 from model import batch, build_model, loss_fn, make_deterministic
 
 
@@ -21,6 +21,11 @@ def main():
     p.add_argument("--loss-file", default="fsdp_loss.txt")
     p.add_argument("--label", default="")
     p.add_argument("--deadline", type=float, default=900)
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                   help="parameters (float64: rounding-order effects of another rank count stay below 1e-6)")
+    p.add_argument("--optimizer", choices=("adamw", "sgd"), default="adamw",
+                   help="sgd: a gradient off by a constant factor (a sum where a mean belongs) changes the losses; "
+                        "AdamW's update hardly depends on the gradient's scale")
     a = p.parse_args()
     try:
         from torch.distributed.fsdp import fully_shard
@@ -29,11 +34,11 @@ def main():
     make_deterministic()
     rank, world, device = setup()
     deadline = Deadline(a.deadline)
-    model = build_model(a.seed, device)
+    model = build_model(a.seed, device).to(getattr(torch, a.dtype))
     for layer in model.layers:
         fully_shard(layer)
     fully_shard(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr)
+    opt = make_optimizer(a.optimizer, model.parameters(), a.lr)
     losses = []
     for step in range(a.steps):
         deadline.check(f"step {step}")
