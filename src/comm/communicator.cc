@@ -51,12 +51,13 @@ std::chrono::microseconds idleSpinFor(const LinkSet& links, const std::vector<Pe
     ranksOnHost += peers[p].hostId == peers[self].hostId;
     transports.push_back(links.transportTo(p));
   }
+  const int cores = engine::usableCores();
   const std::string forced = config().str("HETCCL_IDLE_SPIN");
   const auto spin = forced == "short" ? engine::kShortIdleSpin
                     : forced == "long" ? engine::kLongIdleSpin
-                                       : engine::chooseIdleSpin(ranksOnHost, engine::usableCores(), transports);
+                                       : engine::chooseIdleSpin(ranksOnHost, cores, transports);
   HETCCL_INFO(log::kInit, "rank ", self, ": host executor polls ", spin.count(), " us before sleeping (", ranksOnHost,
-              " ranks on this host, ", engine::usableCores(), " cores)");
+              " ranks on this host, ", cores, " cores)");
   return spin;
 }
 
