@@ -68,6 +68,13 @@ class Deadline:
             raise TimeoutError(f"deadline passed during {what}")
 
 
+def add_optimizer_argument(parser):
+    """--optimizer of the training programs (make_optimizer builds it)."""
+    parser.add_argument("--optimizer", choices=("adamw", "sgd"), default="adamw",
+                        help="sgd: a gradient off by a constant factor (a sum where a mean belongs) changes the "
+                             "losses; AdamW's update hardly depends on the gradient's scale")
+
+
 def make_optimizer(name, params, lr):
     """AdamW (the default of the training programs) or plain SGD (lr scaled up 100x: its steps are small)."""
     if name == "sgd":

@@ -13,7 +13,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from common import Deadline, describe, make_optimizer, out_path, setup, sync, write_losses
+from common import Deadline, add_optimizer_argument, describe, make_optimizer, out_path, setup, sync, write_losses
 from model import batch, build_model, loss_fn, make_deterministic
 
 
@@ -31,9 +31,7 @@ def main():
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                    help="parameters and activations (float64 makes rounding-order effects negligible)")
     p.add_argument("--deadline", type=float, default=900, help="seconds the whole run may take")
-    p.add_argument("--optimizer", choices=("adamw", "sgd"), default="adamw",
-                   help="sgd: a gradient off by a constant factor (a sum where a mean belongs) changes the losses; "
-                        "AdamW's update hardly depends on the gradient's scale")
+    add_optimizer_argument(p)
     a = p.parse_args()
     make_deterministic()
     rank, world, device = setup()

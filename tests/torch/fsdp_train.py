@@ -8,7 +8,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from common import Deadline, make_optimizer, setup, write_losses
+from common import Deadline, add_optimizer_argument, make_optimizer, setup, write_losses
 from model import batch, build_model, loss_fn, make_deterministic
 
 
@@ -23,9 +23,7 @@ def main():
     p.add_argument("--deadline", type=float, default=900)
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                    help="parameters (float64: rounding-order effects of another rank count stay below 1e-6)")
-    p.add_argument("--optimizer", choices=("adamw", "sgd"), default="adamw",
-                   help="sgd: a gradient off by a constant factor (a sum where a mean belongs) changes the losses; "
-                        "AdamW's update hardly depends on the gradient's scale")
+    add_optimizer_argument(p)
     a = p.parse_args()
     try:
         from torch.distributed.fsdp import fully_shard
