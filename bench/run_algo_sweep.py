@@ -10,12 +10,20 @@ prints a markdown table with auto / best forced. Exit status 1 when auto is slow
 the best forced variant at some size, i.e. auto time > best time / floor; 0 otherwise. Every hetccl-perf run
 checks its results (a wrong element fails the run, and this script).
 
+`--write-tuning FILE` (all_reduce only) writes what was measured as rows of a tuning table (HETCCL_TUNING_FILE,
+src/algo/tuning_table.hpp) for this layout (ranks, domains, one host, the transport): per measured size the
+fastest forced algorithm (the previous size's one where that is within --floor of the fastest, so noise does
+not split bands), consecutive sizes with one algorithm merged into a band up to the largest of them. Rows of
+the same layout already in FILE are replaced, others kept. Sizes above the largest measured keep the
+library's built-in rules. Check a table with `--variant table:HETCCL_TUNING_FILE=FILE` in a second run.
+
 This is a benchmark, not a test: on a loaded or small machine the verdict is noise (ranks that outnumber
 cores time-slice). Record results with the machine under bench/results/.
 
 Usage: bench/run_algo_sweep.py --build build [--coll all_reduce] [-n 2] [--domains 2] [--layout blocks]
          [--transport shm] [--reps 3] [-b 8] [-e 1M] [-f 4] [--iters 200] [--warmup 20] [--out DIR]
          [--algos auto,ring,tree,rd,hier] [--variant NAME:VAR=VALUE,...]... [--before-build DIR] [--floor 0.95]
+         [--write-tuning FILE]
 """
 import argparse
 import os
@@ -75,6 +83,41 @@ def run_once(opts, env_extra, build):
     return r.stdout
 
 
+def tuning_bands(med, forced, floor):
+    """[(up_to_bytes, algorithm)] from the medians: the fastest forced algorithm per size, the previous size's
+    where it is within `floor` of the fastest; runs of one algorithm merged."""
+    bands = []
+    for s in sorted(med[forced[0]]):
+        best = min(forced, key=lambda n: med[n][s])
+        if bands and med[bands[-1][1]][s] * floor <= med[best][s]:
+            best = bands[-1][1]
+        if bands and bands[-1][1] == best:
+            bands[-1] = (s, best)
+        else:
+            bands.append((s, best))
+    return bands
+
+
+def write_tuning(path, opts, bands):
+    """Replaces this layout's rows of the tuning table at `path` (created if missing) by `bands`."""
+    key = ["all_reduce", str(opts.n), str(opts.domains), "1", opts.transport]
+    header = f"# {opts.n} ranks in {opts.domains} domain(s) over {opts.transport}: "
+    kept = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.split("#")[0].split()[:5] != key and not line.startswith(header):
+                    kept.append(line.rstrip("\n"))
+    while kept and not kept[-1].strip():
+        kept.pop()
+    if not kept:
+        kept = ["# hetccl tuning table (HETCCL_TUNING_FILE): all_reduce RANKS DOMAINS HOSTS TRANSPORT UP_TO_BYTES ALGORITHM"]
+    kept.append(f"{header}bench/run_algo_sweep.py, median of {opts.reps} runs of {opts.iters} calls, {opts.b}-{opts.e}")
+    kept += [" ".join(key + [str(up_to), algo]) for up_to, algo in bands]
+    with open(path, "w") as f:
+        f.write("\n".join(kept) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -95,7 +138,10 @@ def main():
     ap.add_argument("--floor", type=float, default=0.95)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--out", default="")
+    ap.add_argument("--write-tuning", default="")
     opts = ap.parse_args()
+    if opts.write_tuning and opts.coll != "all_reduce":
+        sys.exit("run_algo_sweep: --write-tuning: only all_reduce can be tuned")
 
     variants = variants_of(opts)
     if opts.out:
@@ -131,6 +177,13 @@ def main():
                 losses.append(f"{s} B: auto {med['auto'][s]:.2f} us, {best} {med[best][s]:.2f} us ({ratio:.2f}x)")
         row += [f"{med[o][s] / med['auto'][s]:.2f}" for o in others if "auto" in med]
         print(f"| {s} | " + " | ".join(row) + " |")
+    if opts.write_tuning:
+        candidates = [n for n in forced if not (n == "hier" and opts.domains == 1)]
+        if not candidates:
+            sys.exit("run_algo_sweep: --write-tuning needs forced algorithms (--algos)")
+        bands = tuning_bands(med, candidates, opts.floor)
+        write_tuning(opts.write_tuning, opts, bands)
+        print(f"\n{opts.write_tuning}: " + ", ".join(f"{a} up to {b} B" for b, a in bands))
     if losses:
         print(f"\nauto loses (slower than {opts.floor} x the best forced algorithm) at: " + "; ".join(losses))
         return 1

@@ -16,16 +16,24 @@ bool vendorHierAllReduce(const Topology& topology, size_t bytes, const Tuning& t
   return tuning.algo != AlgoChoice::Auto || !tuning.smallAllReduceByDoubling || bytes > tuning.smallBytes;
 }
 
+size_t treeAllReduceMaxBytes(int nranks) {
+  if (nranks >= 12) return size_t{4} << 20;
+  if (nranks >= 8) return size_t{1} << 20;
+  return 0;
+}
+
 AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning) {
   if (tuning.algo != AlgoChoice::Auto) return tuning.algo;
+  for (const TuningBand& band : tuning.allReduceBands)
+    if (bytes <= band.maxBytes) return band.algo;
   if (topology.nranks == 2 && bytes <= tuning.pairExchangeBytes) return AlgoChoice::RecursiveDoubling;
-  if (topology.numDomains() > 1) {
-    const bool oneRankEach = topology.numDomains() == topology.nranks;
-    const bool byDoubling =
-        tuning.smallAllReduceByDoubling || (oneRankEach && tuning.smallAllReduceByDoublingOnOneRankDomains);
-    return byDoubling && bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Hier;
-  }
-  return bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling : AlgoChoice::Ring;
+  const bool oneRankEach = topology.numDomains() == topology.nranks;
+  if (topology.numDomains() > 1 && !(oneRankEach && tuning.oneRankDomainsAsOneDomain))
+    return tuning.smallAllReduceByDoubling && bytes <= tuning.smallBytes ? AlgoChoice::RecursiveDoubling
+                                                                         : AlgoChoice::Hier;
+  if (bytes <= tuning.smallBytes) return AlgoChoice::RecursiveDoubling;
+  if (tuning.treeForManyRanks && bytes <= treeAllReduceMaxBytes(topology.nranks)) return AlgoChoice::Tree;
+  return AlgoChoice::Ring;
 }
 
 bool rootedUsesTree(size_t bytes, const Tuning& tuning) {
@@ -44,19 +52,24 @@ std::string describeChoice(const Topology& topology, CollKind kind, size_t bytes
   constexpr const char* kVendorReduce =
       "domain reduce-scatter (vendor) -> cross-domain reduction among each piece's owners (rings) -> ";
   switch (kind) {
-    case CollKind::AllReduce:
+    case CollKind::AllReduce: {
       if (vendorHierAllReduce(topology, bytes, tuning))
         return concat("hier-vendor: ", kVendorReduce, "domain all-gather (vendor), pipelined");
+      bool fromFile = false;
+      for (const TuningBand& band : tuning.allReduceBands) fromFile |= tuning.algo == AlgoChoice::Auto && bytes <= band.maxBytes;
+      const char* source = fromFile ? " [HETCCL_TUNING_FILE]" : "";
       switch (chooseAllReduce(topology, bytes, tuning)) {
         case AlgoChoice::Hier:
-          return "hier: domain ring reduce-scatter -> cross-domain reduction among each piece's owners -> domain "
-                 "ring all-gather";
-        case AlgoChoice::Tree: return "tree: reduce to one rank, broadcast";
-        case AlgoChoice::RecursiveDoubling: return "rd: recursive doubling";
+          return concat("hier: domain ring reduce-scatter -> cross-domain reduction among each piece's owners -> "
+                        "domain ring all-gather",
+                        source);
+        case AlgoChoice::Tree: return concat("tree: reduce to one rank, broadcast", source);
+        case AlgoChoice::RecursiveDoubling: return concat("rd: recursive doubling", source);
         case AlgoChoice::Ring:
         case AlgoChoice::Auto: break;
       }
-      return "ring: reduce-scatter + all-gather over every rank ordered by domain";
+      return concat("ring: reduce-scatter + all-gather over every rank ordered by domain", source);
+    }
     case CollKind::Reduce:
       if (vendor) return concat("hier-vendor: ", kVendorReduce, "domain all-gather in the root's domain (vendor)");
       return rootedUsesTree(bytes, tuning) ? "tree over every rank ordered by domain"

@@ -30,7 +30,8 @@ Tuning Tuning::fromConfig() {
   t.smallBytes = static_cast<size_t>(c.integer("HETCCL_SMALL_BYTES", 0, int64_t{1} << 40));
   t.algo = parseAlgoChoice(c.str("HETCCL_ALGO"));
   t.hierChunkBytes = static_cast<size_t>(c.integer("HETCCL_HIER_CHUNK_BYTES", 1, int64_t{1} << 40));
-  t.smallAllReduceByDoublingOnOneRankDomains = true;
+  t.oneRankDomainsAsOneDomain = true;
+  t.treeForManyRanks = true;
   return t;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string_view>
+#include <vector>
 
 namespace hetccl::algo {
 
@@ -11,6 +12,15 @@ enum class AlgoChoice { Auto, Ring, Tree, RecursiveDoubling, Hier };
 const char* algoChoiceName(AlgoChoice a) noexcept;
 /// Parses the names above; throws InvalidArgument naming HETCCL_ALGO otherwise.
 AlgoChoice parseAlgoChoice(std::string_view name);
+
+/// Calls of up to maxBytes bytes (and above the previous band's) take `algo` (a row of a tuning table:
+/// algo/tuning_table.hpp).
+struct TuningBand {
+  static constexpr size_t kAnySize = static_cast<size_t>(-1);
+  size_t maxBytes = kAnySize;
+  AlgoChoice algo = AlgoChoice::Ring;
+  bool operator==(const TuningBand&) const = default;
+};
 
 struct Tuning {
   size_t chunkBytes = 512 * 1024;  ///< HETCCL_CHUNK_BYTES: pipeline unit (rounded down to whole elements, min 1)
@@ -38,14 +48,22 @@ struct Tuning {
   /// doubling's pattern leaves a stale message unread or two ranks waiting on each other until
   /// HETCCL_TIMEOUT (tests/mp/stamp_check.cc on 3 ranks in 2 domains); see issue 26's note.
   bool smallAllReduceByDoubling = false;
-  /// The same, only where every domain has one rank: the hierarchical plan has nothing to do inside such a
-  /// domain, and the call stamps see the traffic of a one-domain job, which takes doubling up to smallBytes
-  /// too. Host calls (fromConfig) take it. On 2-8 CPU ranks in as many domains over shm it is 1.41-3.85x
-  /// faster than the hierarchical plan at 8 B - 4 KiB and 0.92-2.77x at 8-64 KiB, 2-4.4x over tcp
-  /// (bench/results/host_algo_sweep_2026-11-29). Above
-  /// smallBytes the hierarchical plan stays: the ring, which one domain takes there, is 1.05-1.4x ahead of
-  /// it at 2-4 ranks but 1.2-2.1x behind at 8 ranks from 512 KiB to 2 MiB.
-  bool smallAllReduceByDoublingOnOneRankDomains = false;
+  /// Host calls (fromConfig) where every domain has one rank plan an all-reduce as one domain of as many
+  /// ranks would (doubling up to smallBytes, then tree or ring): the hierarchical plan has nothing to do
+  /// inside such a domain, and the call stamps see the traffic of a one-domain job. Measured on 16 CPU
+  /// cores over shm: doubling 1.41-3.85x faster than the hierarchical plan at 8 B - 4 KiB, 0.92-2.77x at
+  /// 8-64 KiB, 2-4.4x over tcp (bench/results/host_algo_sweep_2026-11-29); above 64 KiB the ring 1.13-1.23x
+  /// (4 ranks) and 1.11-1.79x (8 ranks) ahead of it since the host engine polls 2 ms where ranks have a
+  /// core each (bench/results/host_idle_spin_2026-11-29/run3_crossovers). The stream pipeline keeps the
+  /// hierarchical plan above smallBytes (StreamExecutor::tuningFromConfig turns this off).
+  bool oneRankDomainsAsOneDomain = false;
+  /// Host calls of one domain (or planned as one) from 8 ranks up: above smallBytes the tree (reduce to
+  /// one rank, broadcast: 2 log2(n) dependent steps) instead of the ring (2 (n-1) steps) up to
+  /// treeAllReduceMaxBytes(nranks) (selection.hpp). Off for the stream pipeline.
+  bool treeForManyRanks = false;
+  /// HETCCL_TUNING_FILE's all-reduce bands for this communicator's layout (algo/tuning_table.hpp), set by
+  /// the communicator for host calls; under auto they come before every built-in rule.
+  std::vector<TuningBand> allReduceBands;
 
   /// The values of the process configuration (src/core/config), as host calls (the host engine) use them;
   /// the stream pipeline adjusts them (StreamExecutor::tuningFromConfig).

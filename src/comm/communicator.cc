@@ -6,6 +6,7 @@
 
 #include "comm/config_agreement.hpp"
 #include "comm/device_executor.hpp"
+#include "comm/tuning_file.hpp"
 #include "comm/links.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
@@ -78,8 +79,11 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
 }
 
 void Communicator::setUp(const CommOptions& options) {
-  checkConfigAgrees(*boot_, config());  // before anything depends on them: every rank fails alike
   transport_ = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
+  TuningFileBands fileBands = tuningFileBandsFor(topology_, boot_->peers(), transport_);
+  const DerivedValue tuningRows{"HETCCL_TUNING_FILE (rows for this layout)", fileBands.bandsText};
+  checkConfigAgrees(*boot_, config(), {&tuningRows, 1});  // before anything depends on them: every rank fails alike
+  if (!fileBands.fileError.empty()) throw InvalidArgument(fileBands.fileError);
   links_ = std::make_unique<LinkSet>(*boot_, transport_, &aborted_, Deadline::fromConfig());
   exec_.timeoutMs = config().timeoutMs();
   exec_.abortFlag = &aborted_;
@@ -91,6 +95,9 @@ void Communicator::setUp(const CommOptions& options) {
     if (auto f = b->failure()) throw *f;
   };
   tuning_ = algo::Tuning::fromConfig();
+  tuning_.allReduceBands = std::move(fileBands.bands);
+  if (!tuning_.allReduceBands.empty())
+    HETCCL_INFO(log::kInit, "rank ", rank(), ": host all-reduces under auto from HETCCL_TUNING_FILE: ", fileBands.bandsText);
   checkCalls_ = config().boolean("HETCCL_CHECK_CALLS");
   setUpDeviceExecution();
 }

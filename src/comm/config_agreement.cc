@@ -1,6 +1,8 @@
 #include "comm/config_agreement.hpp"
 
 #include <array>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -41,7 +43,7 @@ constexpr std::array<std::string_view, kVariables.size()> kNames = [] {
 }();
 
 constexpr size_t kValueBytes = 48;  // per variable on the wire, NUL-padded (longer values are cut)
-using Values = std::array<std::array<char, kValueBytes>, kVariables.size()>;
+using Value = std::array<char, kValueBytes>;
 
 /// The value compared: integers and booleans normalised; a value that does not parse stays as written
 /// (it fails later on its own rank, with the parser's message).
@@ -57,29 +59,44 @@ std::string normalised(const Config& cfg, const Variable& v) {
   return cfg.str(v.name);
 }
 
-std::string text(const std::array<char, kValueBytes>& value) {
+std::string text(const Value& value) {
   return std::string(value.data(), strnlen(value.data(), value.size()));
+}
+
+// A value as compared: whole up to kValueBytes - 1 characters, else its first 27 and a hash of the whole.
+std::string comparable(const std::string& v) {
+  if (v.size() < kValueBytes) return v;
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char c : v) h = (h ^ c) * 1099511628211ULL;
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "...#%016llx", static_cast<unsigned long long>(h));
+  return v.substr(0, kValueBytes - 1 - 20) + hash;  // 20: "...#" and 16 digits
 }
 
 }  // namespace
 
 std::span<const std::string_view> variablesThatMustAgree() { return kNames; }
 
-void checkConfigAgrees(bootstrap::Bootstrap& boot, const Config& cfg) {
+void checkConfigAgrees(bootstrap::Bootstrap& boot, const Config& cfg, std::span<const DerivedValue> derived) {
   const int n = boot.size(), self = boot.rank();
-  std::vector<Values> all(static_cast<size_t>(n));
-  for (size_t i = 0; i < kVariables.size(); ++i) {
-    const std::string v = normalised(cfg, kVariables[i]);
-    all[self][i].fill('\0');
-    std::memcpy(all[self][i].data(), v.data(), std::min(v.size(), kValueBytes - 1));
-  }
-  boot.allGather(all.data(), sizeof(Values));
+  const size_t count = kVariables.size() + derived.size();
+  std::vector<Value> all(static_cast<size_t>(n) * count);
+  auto put = [&](size_t i, const std::string& v) {
+    Value& slot = all[static_cast<size_t>(self) * count + i];
+    slot.fill('\0');
+    std::memcpy(slot.data(), v.data(), std::min(v.size(), kValueBytes - 1));
+  };
+  for (size_t i = 0; i < kVariables.size(); ++i) put(i, normalised(cfg, kVariables[i]));
+  for (size_t i = 0; i < derived.size(); ++i) put(kVariables.size() + i, comparable(derived[i].value));
+  boot.allGather(all.data(), count * sizeof(Value));
+  auto at = [&](int r, size_t i) -> const Value& { return all[static_cast<size_t>(r) * count + i]; };
   std::string problems;
-  for (size_t i = 0; i < kVariables.size(); ++i)
+  for (size_t i = 0; i < count; ++i)
     for (int r = 1; r < n; ++r)
-      if (all[r][i] != all[0][i]) {
-        problems += concat(problems.empty() ? "" : "; ", kVariables[i].name, " differs between ranks: rank 0 has '",
-                           text(all[0][i]), "', rank ", r, " has '", text(all[r][i]), "'");
+      if (at(r, i) != at(0, i)) {
+        const std::string_view name = i < kVariables.size() ? kVariables[i].name : derived[i - kVariables.size()].name;
+        problems += concat(problems.empty() ? "" : "; ", name, " differs between ranks: rank 0 has '", text(at(0, i)),
+                           "', rank ", r, " has '", text(at(r, i)), "'");
         break;
       }
   if (!problems.empty())

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "bootstrap/bootstrap.hpp"
@@ -16,8 +17,16 @@ namespace hetccl {
 /// The variables compared, in order.
 std::span<const std::string_view> variablesThatMustAgree();
 
-/// Collective over `boot`: exchanges this rank's values (from `cfg`, normalised: 4M == 4194304, on == 1)
-/// and throws InvalidUsage on every rank when any differs, naming the variable, two ranks and their values.
-void checkConfigAgrees(bootstrap::Bootstrap& boot, const Config& cfg);
+/// A value derived from the configuration that must agree too, e.g. {"HETCCL_TUNING_FILE rows", "rd<=65536
+/// ring"}; values longer than 47 characters are compared by their first 27 and a hash of the whole.
+struct DerivedValue {
+  std::string_view name;
+  std::string value;
+};
+
+/// Collective over `boot`: exchanges this rank's values (from `cfg`, normalised: 4M == 4194304, on == 1,
+/// then `derived` in order; every rank must pass the same names) and throws InvalidUsage on every rank
+/// when any differs, naming the variable, two ranks and their values.
+void checkConfigAgrees(bootstrap::Bootstrap& boot, const Config& cfg, std::span<const DerivedValue> derived = {});
 
 }  // namespace hetccl

@@ -68,6 +68,8 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_SHM_SLOTS", "", "8", "slots per shared-memory ring (one ring per peer and direction)"},
     ConfigVar{"HETCCL_CHUNK_BYTES", "", "512K", "pipeline chunk of the engine (bytes)"},
     ConfigVar{"HETCCL_ALGO", "NCCL_ALGO", "auto", "force an algorithm: auto, ring, tree, rd (recursive doubling), hier"},
+    ConfigVar{"HETCCL_TUNING_FILE", "", "",
+              "per-machine tuning table for host all-reduces under HETCCL_ALGO=auto (rows: all_reduce RANKS DOMAINS HOSTS TRANSPORT UP_TO_BYTES ALGORITHM; bench/run_algo_sweep.py --write-tuning writes it); its rows for a communicator's layout must be the same on every rank"},
     ConfigVar{"HETCCL_IDLE_SPIN", "", "auto",
               "host engine: how long a rank waiting for a peer polls before it sleeps in short steps: auto (long where the host's ranks do not outnumber its cores and every peer is reached through shared memory, else short), short (200 us), long (2 ms)"},
     ConfigVar{"HETCCL_SMALL_BYTES", "", "64K", "messages up to this size use latency-bound algorithms (tree / recursive doubling)"},

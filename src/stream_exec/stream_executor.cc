@@ -177,6 +177,8 @@ algo::Tuning StreamExecutor::tuningFromConfig(bool severalHosts) {
                    : t.minChunkBytes);
   t.pairExchangeBytes = static_cast<size_t>(config().integer("HETCCL_GPU_PAIR_EXCHANGE_BYTES", 0, int64_t{1} << 40));
   t.smallAllReduceByDoubling = true;  // measured: algo::Tuning
+  t.oneRankDomainsAsOneDomain = false;  // host-engine rules, not measured on the pipeline
+  t.treeForManyRanks = false;
   return t;
 }
 

@@ -9,6 +9,7 @@
 
 #include "algo/dep_tracker.hpp"
 #include "algo/planner.hpp"
+#include "algo/selection.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "unit/engine/harness.hpp"
@@ -127,20 +128,19 @@ TEST(Planner, SmallAllReduceAcrossDomainsIsRecursiveDoublingOnThePipeline) {
   }
 }
 
-// Host calls across domains of one rank each (Tuning::smallAllReduceByDoublingOnOneRankDomains) run an
-// all-reduce up to HETCCL_SMALL_BYTES by recursive doubling, as one domain would (on two ranks one
-// exchange: a single send each; on four, log2(4) = 2 sends), and above it by the hierarchical plan (rank 0,
-// owner of one piece, sends to every other rank). With a domain of two ranks, or the flag off, the
-// hierarchical plan at every size: more sends.
-TEST(Planner, SmallAllReduceAcrossOneRankDomainsIsRecursiveDoublingOnHostCalls) {
+// Host calls across domains of one rank each (Tuning::oneRankDomainsAsOneDomain) plan an all-reduce as
+// one domain would: up to HETCCL_SMALL_BYTES recursive doubling (on two ranks one exchange: a single send
+// each; on four, log2(4) = 2 sends), above it the ring (rank 0 sends only to its successor). With a domain
+// of two ranks, or the flag off, the hierarchical plan at every size: more sends, to every other rank.
+TEST(Planner, AllReduceAcrossOneRankDomainsIsPlannedAsOneDomainOnHostCalls) {
   auto shapeOf = [](const std::vector<int>& domainOf, size_t count, const Tuning& t) {
     return allReduceShape(Topology{0, static_cast<int>(domainOf.size()), domainOf}, count, t);
   };
   const Tuning host = Tuning::fromConfig();
-  EXPECT_TRUE(host.smallAllReduceByDoublingOnOneRankDomains);
+  EXPECT_TRUE(host.oneRankDomainsAsOneDomain);
   EXPECT_FALSE(host.smallAllReduceByDoubling);
   Tuning off = host;
-  off.smallAllReduceByDoublingOnOneRankDomains = false;
+  off.oneRankDomainsAsOneDomain = false;
   const size_t small = host.smallBytes / sizeof(float), large = small + 1000;
   for (size_t count : {size_t{1000}, small}) {
     EXPECT_EQ(shapeOf({0, 1}, count, host).sends, 1) << count;
@@ -149,8 +149,65 @@ TEST(Planner, SmallAllReduceAcrossOneRankDomainsIsRecursiveDoublingOnHostCalls) 
     EXPECT_GT(shapeOf({0, 1, 2, 3}, count, off).sends, 2) << count;
     EXPECT_GT(shapeOf({0, 0, 1, 1}, count, host).sends, 2) << count;
   }
-  EXPECT_EQ(shapeOf({0, 1, 2, 3}, large, host).peers, 3u);
-  EXPECT_GT(shapeOf({0, 1, 2, 3}, large, host).sends, 2);
+  for (size_t count : {large, size_t{4} << 20}) {
+    EXPECT_EQ(shapeOf({0, 1, 2, 3}, count, host).peers, 1u) << count;  // the ring
+    EXPECT_EQ(shapeOf({0, 1, 2, 3}, count, off).peers, 3u) << count;   // the hierarchical plan
+    EXPECT_EQ(shapeOf({0, 0, 1, 1}, count, host).peers, shapeOf({0, 0, 1, 1}, count, off).peers) << count;
+  }
+}
+
+// From 8 ranks of one domain (or of one rank each) host calls take the tree above HETCCL_SMALL_BYTES up to
+// 1 MiB, from 12 ranks up to 4 MiB (algo::treeAllReduceMaxBytes), then the ring. Told apart by rank 0's
+// plan: as the tree's root it broadcasts to log2(n) children (8 ranks: 3 peers, 12: 4) where the ring
+// sends only to its successor; below 8 ranks the ring. The stream pipeline's tuning keeps the ring.
+TEST(Planner, ManyRanksTakeTheTreeAboveSmallBytesOnHostCalls) {
+  const Tuning host = Tuning::fromConfig();
+  auto peersOf = [](int n, bool oneRankDomains, size_t bytes, const Tuning& t) {
+    std::vector<int> domainOf(n, 0);
+    if (oneRankDomains)
+      for (int r = 0; r < n; ++r) domainOf[r] = r;
+    return allReduceShape(Topology{0, n, domainOf}, bytes / sizeof(float), t).peers;
+  };
+  Tuning pipeline = host;
+  pipeline.treeForManyRanks = false;
+  const size_t k = 1024;
+  for (bool oneRankDomains : {false, true}) {
+    EXPECT_EQ(peersOf(8, oneRankDomains, 128 * k, host), 3u) << oneRankDomains;
+    EXPECT_EQ(peersOf(8, oneRankDomains, 1024 * k, host), 3u) << oneRankDomains;
+    EXPECT_EQ(peersOf(8, oneRankDomains, 1024 * k + 4, host), 1u) << oneRankDomains;
+    EXPECT_EQ(peersOf(12, oneRankDomains, 4096 * k, host), 4u) << oneRankDomains;
+    EXPECT_EQ(peersOf(12, oneRankDomains, 4096 * k + 4, host), 1u) << oneRankDomains;
+    EXPECT_EQ(peersOf(7, oneRankDomains, 128 * k, host), 1u) << oneRankDomains;
+    EXPECT_EQ(peersOf(8, false, 128 * k, pipeline), 1u);
+  }
+  EXPECT_EQ(treeAllReduceMaxBytes(4), 0u);
+  EXPECT_EQ(treeAllReduceMaxBytes(16), 4096 * k);
+}
+
+// HETCCL_TUNING_FILE's bands (Tuning::allReduceBands) come before every built-in rule under auto, not under
+// a forced algorithm; sizes above the last band keep the built-in rules.
+TEST(Planner, TuningFileBandsComeFirstUnderAuto) {
+  Tuning t = Tuning::fromConfig();
+  t.allReduceBands = {TuningBand{256 * 1024, AlgoChoice::Tree}, TuningBand{1 << 20, AlgoChoice::RecursiveDoubling}};
+  const Topology four = Topology::singleDomain(0, 4);
+  const Topology twoByTwo{0, 4, {0, 0, 1, 1}};
+  EXPECT_EQ(chooseAllReduce(four, 8, t), AlgoChoice::Tree);
+  EXPECT_EQ(chooseAllReduce(four, 256 * 1024, t), AlgoChoice::Tree);
+  EXPECT_EQ(chooseAllReduce(four, 256 * 1024 + 1, t), AlgoChoice::RecursiveDoubling);
+  EXPECT_EQ(chooseAllReduce(twoByTwo, 1 << 20, t), AlgoChoice::RecursiveDoubling);
+  EXPECT_EQ(chooseAllReduce(four, (1 << 20) + 1, t), AlgoChoice::Ring);
+  EXPECT_EQ(chooseAllReduce(twoByTwo, (1 << 20) + 1, t), AlgoChoice::Hier);
+  EXPECT_NE(describeChoice(four, CollKind::AllReduce, 8, t).find("tree: reduce to one rank, broadcast [HETCCL_TUNING_FILE]"),
+            std::string::npos);
+  EXPECT_EQ(describeChoice(four, CollKind::AllReduce, (1 << 20) + 1, t).find("HETCCL_TUNING_FILE"), std::string::npos);
+  t.algo = AlgoChoice::Ring;
+  EXPECT_EQ(chooseAllReduce(four, 8, t), AlgoChoice::Ring);
+  // The schedule follows the choice (told apart by rank 1's sends).
+  t.algo = AlgoChoice::Auto;
+  const CollOp op = fakeOp(CollKind::AllReduce, 1000, 4, 1);
+  int sends = 0;
+  for (const Step& st : plan(Topology::singleDomain(1, 4), {&op, 1}, t).steps) sends += st.kind == StepKind::Send;
+  EXPECT_EQ(sends, 1);  // rank 1 is a leaf of the tree: one send (its contribution up), where doubling sends 2
 }
 
 TEST(Planner, CountZeroIsEmpty) {

@@ -22,14 +22,20 @@ Config configWith(const char* name, const char* value) {
   return Config::fromEnvironment();
 }
 
-/// Runs the check on every rank, rank r with configs[r]; returns each rank's error text ("" when none).
-std::vector<std::string> check(const std::vector<Config>& configs) {
+/// Runs the check on every rank, rank r with configs[r] (and derived[r] when given); returns each rank's
+/// error text ("" when none).
+std::vector<std::string> check(const std::vector<Config>& configs, const std::vector<std::string>& derived = {}) {
   const int n = static_cast<int>(configs.size());
   auto ranks = bootstrap::testing::joinAll(bootstrap::createUniqueId(), n);
   std::vector<std::string> errors(n);
   bootstrap::testing::onEveryRank(ranks, [&](int r, bootstrap::Bootstrap& boot) {
     try {
-      checkConfigAgrees(boot, configs[r]);
+      if (derived.empty()) {
+        checkConfigAgrees(boot, configs[r]);
+      } else {
+        const DerivedValue v{"HETCCL_TUNING_FILE (rows for this layout)", derived[r]};
+        checkConfigAgrees(boot, configs[r], {&v, 1});
+      }
     } catch (const InvalidUsage& e) {
       errors[r] = e.what();
     }
@@ -71,6 +77,26 @@ TEST(ConfigAgreementTest, EqualValuesWrittenDifferentlyAgree) {
             (std::vector<std::string>{"", ""}));
   EXPECT_EQ(check({configWith("HETCCL_TIMEOUT", "10"), configWith("HETCCL_TIMEOUT", "20")}),  // not compared
             (std::vector<std::string>{"", ""}));
+}
+
+// Values derived from the configuration (the tuning file's rows for the layout) are compared too, named as
+// the caller names them; long ones by their first 27 characters and a hash of the whole, so two that
+// differ only at the end still differ.
+TEST(ConfigAgreementTest, DerivedValuesMustAgreeToo) {
+  const Config c = configWith("HETCCL_GPU_SLOTS", nullptr);
+  EXPECT_EQ(check({c, c}, {"rd<=65536 ring", "rd<=65536 ring"}), (std::vector<std::string>{"", ""}));
+  auto errors = check({c, c, c}, {"rd<=65536 ring", "rd<=65536 ring", "none"});
+  for (int r = 0; r < 3; ++r)
+    EXPECT_NE(errors[r].find("HETCCL_TUNING_FILE (rows for this layout) differs between ranks: rank 0 has "
+                             "'rd<=65536 ring', rank 2 has 'none'"),
+              std::string::npos)
+        << "rank " << r << ": " << errors[r];
+  const std::string longA = "rd<=65536 tree<=1048576 hier<=2097152 ring<=4194304 rd<=8388608 ring";
+  const std::string longB = longA.substr(0, longA.size() - 4) + "tree";
+  errors = check({c, c}, {longA, longB});
+  EXPECT_NE(errors[0].find("differs between ranks: rank 0 has 'rd<=65536 tree<=1048576 hie...#"), std::string::npos)
+      << errors[0];
+  EXPECT_EQ(check({c, c}, {longA, longA}), (std::vector<std::string>{"", ""}));
 }
 
 }  // namespace
