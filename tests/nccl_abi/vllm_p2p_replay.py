@@ -21,8 +21,8 @@ stream) it runs in CI; on a GPU (`--device cuda`, the ranks may share GPU 0: dif
 device machine.
 
 Usage: vllm_p2p_replay.py --lib PATH/libnccl.so.2 [--device cpu|cuda] [--requests 8] [--layers 4]
-       [--decoders 2] [--timeout 120]
-Cost: about 5 s on 2 CPU cores (8 requests x 4 layers, 3 dtypes, 4 KiB - 100 KiB per tensor).
+       [--decoders 2] [--heads 2] [--head-dim 64] [--timeout 120]
+Cost: about 3 s on 2 CPU cores (8 requests x 4 layers, 4 dtypes, 4 - 104 KiB per tensor).
 """
 import argparse
 import ctypes
@@ -54,9 +54,9 @@ def check(nccl, rc, what):
                            f"{(nccl.ncclGetLastError(None) or b'').decode()}")
 
 
-def kv_shape(request, layer):
+def kv_shape(a, request, layer):
     """(2, blocks, block_size, heads, head_dim) of one request's KV in one layer: 1-13 blocks."""
-    return (2, 1 + (request * 5 + layer * 3) % 13, 16, 2, 64)
+    return (2, 1 + (request * 5 + layer * 3) % 13, 16, a.heads, a.head_dim)
 
 
 def dtype_of(request):
@@ -119,7 +119,7 @@ def prefill(a, torch, nccl, device):
     for r in range(a.requests):
         comm = comms[r % a.decoders]
         for layer in range(a.layers):
-            shape, dt = kv_shape(r, layer), dtype_of(r)
+            shape, dt = kv_shape(a, r, layer), dtype_of(r)
             data = pattern(torch, r, layer, shape, dt, device)
             count = data.numel() // (2 if dt in ("bfloat16", "float16") else 1)
             handle = stream.cuda_stream if stream is not None else None
@@ -142,7 +142,7 @@ def decode(a, torch, nccl, device, index):
     wrong = checked = 0
     for r in range(index, a.requests, a.decoders):
         for layer in range(a.layers):
-            shape, dt = kv_shape(r, layer), dtype_of(r)
+            shape, dt = kv_shape(a, r, layer), dtype_of(r)
             out = torch.empty(shape, dtype=torch_dtype(torch, dt), device=device)
             handle = stream.cuda_stream if stream is not None else None
             check(nccl, nccl.ncclRecv(ctypes.c_void_p(out.data_ptr()), ctypes.c_size_t(out.numel()), NCCL_TYPES[dt], 0,
@@ -168,6 +168,8 @@ def main():
     ap.add_argument("--requests", type=int, default=8)
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--decoders", type=int, default=2)
+    ap.add_argument("--heads", type=int, default=2)  # KV heads and head size: 4 KiB per 16-token block of
+    ap.add_argument("--head-dim", type=int, default=64)  # 16-bit values by default; 8 x 128: 64 KiB (a real model)
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--role", default="")  # set for the instances this program starts
     ap.add_argument("--dir", default="")
