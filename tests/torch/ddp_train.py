@@ -2,8 +2,12 @@
 benchmark.
     torchrun --nproc-per-node N ddp_train.py --steps 200 --loss-file ddp_loss.txt [--dtype float64]
     torchrun --nproc-per-node N ddp_train.py --bench --steps 120 --warmup 20 --bench-file ddp_bench.json
+    torchrun --nproc-per-node N ddp_train.py --bench --model mlp --dtype bfloat16 --global-batch 8192 [--no-sync]
+--model mlp: model.Mlp (256 MiB of bfloat16 gradients per step: DDP's all-reduces carry real traffic);
+--no-sync: DDP's no_sync() on every step (no all-reduce at all: the step's compute alone, the floor).
 The loss line of step k is "k <loss>" (the mean over all ranks' shards, reduced with SUM / world)."""
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -14,7 +18,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from common import Deadline, add_optimizer_argument, describe, make_optimizer, out_path, setup, sync, write_losses
-from model import batch, build_model, loss_fn, make_deterministic
+from model import batch, build_model, loss_fn, make_deterministic, mlp_batch
 
 
 def main():
@@ -28,7 +32,9 @@ def main():
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--bench-file", default="ddp_bench.json")
     p.add_argument("--label", default="")
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+    p.add_argument("--model", choices=("tinylm", "mlp"), default="tinylm")
+    p.add_argument("--no-sync", action="store_true", help="bench: skip DDP's gradient all-reduce (compute only)")
+    p.add_argument("--dtype", choices=("float32", "float64", "bfloat16"), default="float32",
                    help="parameters and activations (float64 makes rounding-order effects negligible)")
     p.add_argument("--deadline", type=float, default=900, help="seconds the whole run may take")
     add_optimizer_argument(p)
@@ -36,17 +42,22 @@ def main():
     make_deterministic()
     rank, world, device = setup()
     deadline = Deadline(a.deadline)
-    model = DDP(build_model(a.seed, device).to(getattr(torch, a.dtype)), device_ids=[device.index] if device.type == "cuda" else None)
+    dtype = getattr(torch, a.dtype)
+    model = DDP(build_model(a.seed, device, a.model).to(dtype), device_ids=[device.index] if device.type == "cuda" else None)
     opt = make_optimizer(a.optimizer, model.parameters(), a.lr)
     losses, times = [], []
     total = a.steps + (a.warmup if a.bench else 0)
     for step in range(total):
         deadline.check(f"step {step}")
-        inputs, targets = batch(a.seed, step, a.global_batch, rank, world, device)
+        if a.model == "mlp":
+            x = mlp_batch(a.seed, step, a.global_batch, rank, world, device, dtype)
+        else:
+            inputs, targets = batch(a.seed, step, a.global_batch, rank, world, device)
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model, inputs, targets)
-        loss.backward()
+        with model.no_sync() if a.no_sync else contextlib.nullcontext():
+            loss = model(x).float().square().mean() if a.model == "mlp" else loss_fn(model, inputs, targets)
+            loss.backward()
         opt.step()
         if a.bench:
             sync(device)
@@ -60,7 +71,7 @@ def main():
         if a.bench:
             ms = sorted(t * 1e3 for t in times)
             result = {"label": a.label, "world": world, "backend": dist.get_backend(), "steps": len(ms),
-                      "median_ms": statistics.median(ms), "mean_ms": statistics.fmean(ms),
+                      "model": a.model, "dtype": a.dtype, "no_sync": a.no_sync, "median_ms": statistics.median(ms), "mean_ms": statistics.fmean(ms),
                       "p10_ms": ms[len(ms) // 10], "p90_ms": ms[(9 * len(ms)) // 10], "setup": describe()}
             with open(out_path(a.bench_file), "w") as f:
                 json.dump(result, f, indent=1)

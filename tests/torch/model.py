@@ -42,9 +42,33 @@ class TinyLM(nn.Module):
         return self.head(self.norm(h))
 
 
-def build_model(seed, device):
+class Mlp(nn.Module):
+    """MLP_LAYERS square bias-free linear layers of MLP_WIDTH with ReLU between: a gradient-heavy model for
+    DDP step timing (8 x 4096^2 parameters: 256 MiB of bfloat16 gradients, about 11 buckets of DDP's 25 MB)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(*[m for _ in range(MLP_LAYERS)
+                                      for m in (nn.Linear(MLP_WIDTH, MLP_WIDTH, bias=False), nn.ReLU())])
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+MLP_LAYERS, MLP_WIDTH = 8, 4096
+
+
+def build_model(seed, device, kind="tinylm"):
     torch.manual_seed(seed)
-    return TinyLM().to(device)
+    return (Mlp() if kind == "mlp" else TinyLM()).to(device)
+
+
+def mlp_batch(seed, step, global_batch, rank, world, device, dtype):
+    """This rank's share of step `step`'s global batch for Mlp: [global_batch/world, MLP_WIDTH]."""
+    g = torch.Generator().manual_seed(seed * 1_000_003 + step)
+    x = torch.randn(global_batch, MLP_WIDTH, generator=g)
+    share = global_batch // world
+    return x[rank * share:(rank + 1) * share].to(device=device, dtype=dtype)
 
 
 def batch(seed, step, global_batch, rank, world, device):

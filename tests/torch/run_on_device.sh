@@ -12,11 +12,14 @@
 #   two    hetccl, two domains 2x1 (2 ranks, 2 GPUs, HETCCL_DOMAIN per GPU)
 #   four   hetccl, two domains 2x2 (4 ranks on 2 GPUs); same global batch, so compared with the 2-rank ref
 #   bench  DDP step time, 2 ranks: NCCL, hetccl one domain, hetccl two domains, Gloo backend
+#   bench_mlp  DDP step time of a gradient-heavy model (model.Mlp, bfloat16, 256 MiB of gradients per step),
+#          2 ranks: NCCL, hetccl two domains (2x1), Gloo, and the compute alone (no_sync under NCCL);
+#          efficiency = NCCL's step / hetccl's (issue 26's DDP goal); table in bench_mlp.md
 # Environment: PYTHON (python3), TORCHRUN (default: $PYTHON -m torch.distributed.run), TORCH_RESULTS, OUT,
-# DDP_STEPS (200), FSDP_STEPS (50), BENCH_STEPS (100), BENCH_WARMUP (20), BENCH_REPS (1), HETCCL_TIMEOUT (120),
+# DDP_STEPS (200), FSDP_STEPS (50), BENCH_STEPS (100), BENCH_WARMUP (20), BENCH_REPS (1), MLP_BATCH (8192), HETCCL_TIMEOUT (120),
 # HETCCL_NCCL_LIB (default: the wheel's libnccl.so.2 under site-packages/nvidia when found).
 set -uo pipefail
-[[ $# -ge 1 ]] || { echo "usage: $0 BUILD_DIR [info|ref|one|two|four|bench ...]" >&2; exit 2; }
+[[ $# -ge 1 ]] || { echo "usage: $0 BUILD_DIR [info|ref|one|two|four|bench|bench_mlp ...]" >&2; exit 2; }
 build=$(cd "$1" && pwd) || exit 2
 shift
 stages=("$@")
@@ -140,6 +143,19 @@ if "gloo" in med and "two" in med:
     print(f"hetccl two domains vs Gloo: {med['gloo'] / med['two']:.2f}x faster")
 EOF
       ;;
+    bench_mlp)
+      for rep in $(seq 1 "${BENCH_REPS:-1}"); do
+        for mode in nccl two gloo nosync; do
+          args=(--bench --model mlp --dtype bfloat16 --optimizer sgd --global-batch "${MLP_BATCH:-8192}"
+                --steps "$bench_steps" --warmup "$warmup" --bench-file "mlp_${mode}_r$rep.json" --label "mlp $mode")
+          if [[ $mode == nosync ]]; then
+            step "mlp_${mode}_r$rep" 600 launch nccl 2 ddp_train.py "${args[@]}" --no-sync
+          else
+            step "mlp_${mode}_r$rep" 600 launch "$mode" 2 ddp_train.py "${args[@]}"
+          fi
+        done
+      done
+      "$py" "$here/summarize_mlp_bench.py" "$out" | tee "$out/bench_mlp.md" ;;
     *) echo "unknown stage $stage" >&2; failed=1 ;;
   esac
 done

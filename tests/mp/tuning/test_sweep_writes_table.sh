@@ -3,7 +3,7 @@
 # domains over shm, 1 - 64 KiB, one run of 5 calls per algorithm: the times are noise, only the format
 # is checked) writes its layout's rows into a table that already holds another layout's row; the other row
 # is kept, a second sweep replaces (not appends) the layout's rows, and hetccl-perf runs with the table
-# (its results checked: a table it could not take would fail the run). Cost: about 15 s on 2 cores.
+# (its results checked: a table it could not take would fail the run). Cost: about 1 s on 2 cores.
 # Usage: test_sweep_writes_table.sh SOURCE_DIR BUILD_DIR
 set -u
 SRC=${1:?usage: test_sweep_writes_table.sh SOURCE_DIR BUILD_DIR}
