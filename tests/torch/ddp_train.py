@@ -34,6 +34,10 @@ def main():
     p.add_argument("--label", default="")
     p.add_argument("--model", choices=("tinylm", "mlp"), default="tinylm")
     p.add_argument("--no-sync", action="store_true", help="bench: skip DDP's gradient all-reduce (compute only)")
+    p.add_argument("--bucket-mb", type=float, default=25, help="DDP's bucket_cap_mb (its default: 25)")
+    p.add_argument("--trace", default="", help="bench: a torch.profiler trace (CPU + CUDA) of the 3 steps after "
+                   "the warm-up (the profiler warmed up on the 2 before), written as <TRACE>_rank<r>.json "
+                   "(trace_overlap.py reads it); needs --warmup >= 2")
     p.add_argument("--dtype", choices=("float32", "float64", "bfloat16"), default="float32",
                    help="parameters and activations (float64 makes rounding-order effects negligible)")
     p.add_argument("--deadline", type=float, default=900, help="seconds the whole run may take")
@@ -43,12 +47,24 @@ def main():
     rank, world, device = setup()
     deadline = Deadline(a.deadline)
     dtype = getattr(torch, a.dtype)
-    model = DDP(build_model(a.seed, device, a.model).to(dtype), device_ids=[device.index] if device.type == "cuda" else None)
+    model = DDP(build_model(a.seed, device, a.model).to(dtype), device_ids=[device.index] if device.type == "cuda" else None,
+                bucket_cap_mb=a.bucket_mb)
     opt = make_optimizer(a.optimizer, model.parameters(), a.lr)
     losses, times = [], []
     total = a.steps + (a.warmup if a.bench else 0)
+    prof = None
     for step in range(total):
         deadline.check(f"step {step}")
+        if a.trace and step == a.warmup - 2:  # 2 steps of the profiler's own warm-up, then 3 recorded
+            trace_file = out_path(f"{a.trace}_rank{rank}.json")
+            prof = torch.profiler.profile(
+                activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
+                schedule=torch.profiler.schedule(wait=0, warmup=2, active=3),
+                on_trace_ready=lambda p: p.export_chrome_trace(trace_file))
+            prof.__enter__()
+        if prof is not None and step == a.warmup + 3:
+            prof.__exit__(None, None, None)
+            prof = None
         if a.model == "mlp":
             x = mlp_batch(a.seed, step, a.global_batch, rank, world, device, dtype)
         else:
@@ -59,6 +75,9 @@ def main():
             loss = model(x).float().square().mean() if a.model == "mlp" else loss_fn(model, inputs, targets)
             loss.backward()
         opt.step()
+        if prof is not None:
+            sync(device)
+            prof.step()
         if a.bench:
             sync(device)
             if step >= a.warmup:
@@ -71,7 +90,7 @@ def main():
         if a.bench:
             ms = sorted(t * 1e3 for t in times)
             result = {"label": a.label, "world": world, "backend": dist.get_backend(), "steps": len(ms),
-                      "model": a.model, "dtype": a.dtype, "no_sync": a.no_sync, "median_ms": statistics.median(ms), "mean_ms": statistics.fmean(ms),
+                      "model": a.model, "dtype": a.dtype, "bucket_mb": a.bucket_mb, "no_sync": a.no_sync, "median_ms": statistics.median(ms), "mean_ms": statistics.fmean(ms),
                       "p10_ms": ms[len(ms) // 10], "p90_ms": ms[(9 * len(ms)) // 10], "setup": describe()}
             with open(out_path(a.bench_file), "w") as f:
                 json.dump(result, f, indent=1)
