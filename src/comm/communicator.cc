@@ -81,9 +81,8 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
 void Communicator::setUp(const CommOptions& options) {
   transport_ = options.transport.empty() ? config().str("HETCCL_TRANSPORT") : options.transport;
   TuningFileBands fileBands = tuningFileBandsFor(topology_, boot_->peers(), transport_);
-  const DerivedValue tuningRows{"HETCCL_TUNING_FILE (rows for this layout)", fileBands.bandsText};
+  const DerivedValue tuningRows{"HETCCL_TUNING_FILE (rows for this layout)", fileBands.bandsText, fileBands.fileError};
   checkConfigAgrees(*boot_, config(), {&tuningRows, 1});  // before anything depends on them: every rank fails alike
-  if (!fileBands.fileError.empty()) throw InvalidArgument(fileBands.fileError);
   links_ = std::make_unique<LinkSet>(*boot_, transport_, &aborted_, Deadline::fromConfig());
   exec_.timeoutMs = config().timeoutMs();
   exec_.abortFlag = &aborted_;

@@ -22,11 +22,16 @@ std::span<const std::string_view> variablesThatMustAgree();
 struct DerivedValue {
   std::string_view name;
   std::string value;
+  /// Why the value could not be derived (e.g. an unreadable file; `value` then says so alike on every rank
+  /// that has the problem): thrown as InvalidArgument once every rank has the values.
+  std::string error;
 };
 
 /// Collective over `boot`: exchanges this rank's values (from `cfg`, normalised: 4M == 4194304, on == 1,
 /// then `derived` in order; every rank must pass the same names) and throws InvalidUsage on every rank
-/// when any differs, naming the variable, two ranks and their values.
+/// when any differs, naming the variable, two ranks and their values; else InvalidArgument with the first
+/// derived value's error, if any. Either way only after every rank has the values (no rank that fails
+/// leaves a slower one to fail naming it as a dead peer instead).
 void checkConfigAgrees(bootstrap::Bootstrap& boot, const Config& cfg, std::span<const DerivedValue> derived = {});
 
 }  // namespace hetccl

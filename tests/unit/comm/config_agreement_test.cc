@@ -33,7 +33,7 @@ std::vector<std::string> check(const std::vector<Config>& configs, const std::ve
       if (derived.empty()) {
         checkConfigAgrees(boot, configs[r]);
       } else {
-        const DerivedValue v{"HETCCL_TUNING_FILE (rows for this layout)", derived[r]};
+        const DerivedValue v{"HETCCL_TUNING_FILE (rows for this layout)", derived[r], ""};
         checkConfigAgrees(boot, configs[r], {&v, 1});
       }
     } catch (const InvalidUsage& e) {
@@ -92,7 +92,8 @@ TEST(ConfigAgreementTest, DerivedValuesMustAgreeToo) {
               std::string::npos)
         << "rank " << r << ": " << errors[r];
   const std::string longA = "rd<=65536 tree<=1048576 hier<=2097152 ring<=4194304 rd<=8388608 ring";
-  const std::string longB = longA.substr(0, longA.size() - 4) + "tree";
+  std::string longB = longA;
+  longB.replace(longB.size() - 4, 4, "tree");
   errors = check({c, c}, {longA, longB});
   EXPECT_NE(errors[0].find("differs between ranks: rank 0 has 'rd<=65536 tree<=1048576 hie...#"), std::string::npos)
       << errors[0];
