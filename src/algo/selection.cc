@@ -16,6 +16,18 @@ bool vendorHierAllReduce(const Topology& topology, size_t bytes, const Tuning& t
   return tuning.algo != AlgoChoice::Auto || !tuning.smallAllReduceByDoubling || bytes > tuning.smallBytes;
 }
 
+namespace {
+
+// The band of HETCCL_TUNING_FILE that decides an all-reduce of `bytes` under auto, or nullptr.
+const TuningBand* fileBandFor(const Tuning& tuning, size_t bytes) {
+  if (tuning.algo != AlgoChoice::Auto) return nullptr;
+  for (const TuningBand& band : tuning.allReduceBands)
+    if (bytes <= band.maxBytes) return &band;
+  return nullptr;
+}
+
+}  // namespace
+
 size_t treeAllReduceMaxBytes(int nranks) {
   if (nranks >= 12) return size_t{4} << 20;
   if (nranks >= 8) return size_t{1} << 20;
@@ -24,8 +36,7 @@ size_t treeAllReduceMaxBytes(int nranks) {
 
 AlgoChoice chooseAllReduce(const Topology& topology, size_t bytes, const Tuning& tuning) {
   if (tuning.algo != AlgoChoice::Auto) return tuning.algo;
-  for (const TuningBand& band : tuning.allReduceBands)
-    if (bytes <= band.maxBytes) return band.algo;
+  if (const TuningBand* band = fileBandFor(tuning, bytes)) return band->algo;
   if (topology.nranks == 2 && bytes <= tuning.pairExchangeBytes) return AlgoChoice::RecursiveDoubling;
   const bool oneRankEach = topology.numDomains() == topology.nranks;
   if (topology.numDomains() > 1 && !(oneRankEach && tuning.oneRankDomainsAsOneDomain))
@@ -55,9 +66,7 @@ std::string describeChoice(const Topology& topology, CollKind kind, size_t bytes
     case CollKind::AllReduce: {
       if (vendorHierAllReduce(topology, bytes, tuning))
         return concat("hier-vendor: ", kVendorReduce, "domain all-gather (vendor), pipelined");
-      bool fromFile = false;
-      for (const TuningBand& band : tuning.allReduceBands) fromFile |= tuning.algo == AlgoChoice::Auto && bytes <= band.maxBytes;
-      const char* source = fromFile ? " [HETCCL_TUNING_FILE]" : "";
+      const char* source = fileBandFor(tuning, bytes) ? " [HETCCL_TUNING_FILE]" : "";
       switch (chooseAllReduce(topology, bytes, tuning)) {
         case AlgoChoice::Hier:
           return concat("hier: domain ring reduce-scatter -> cross-domain reduction among each piece's owners -> "
