@@ -1,5 +1,5 @@
 # `cmake --install <build> [--prefix P]`: what a user of the library gets, and how other builds find it.
-#   include/hetccl/*.h                     the public headers (C API, RMA, NCCL ABI)
+#   include/hetccl/*.h                     the public headers (C API, RMA, agents, NCCL ABI)
 #   lib/libhetccl.so*                      the library, with the GPU plugins beside it (the core loads
 #   lib/libhetccl-{cuda,hip}.so            them from the directory it was loaded from: src/device/loader.cc)
 #   lib/hetccl/dropin/libnccl.so.2, librccl.so (+ the plugins): the NCCL-ABI drop-ins, self-contained

@@ -1,12 +1,11 @@
 // The RMA entry points (include/hetccl/hetccl_rma.h) over rma::RmaService. Handles are opaque numbers
-// looked up in tables (never dereferenced), so a released, foreign or garbage handle is an
-// InvalidArgument, never undefined behaviour. One counter numbers every kind of handle: a handle of one
-// kind is never a valid handle of another.
+// looked up in tables (abi/handle_table.hpp).
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 
 #include "abi/guard.hpp"
+#include "abi/handle_table.hpp"
 #include "hetccl/hetccl_rma.h"
 #include "rma/rma_service.hpp"
 
@@ -15,36 +14,6 @@ using hetccl::abi::guardedComm;
 
 namespace hetccl::abi {
 namespace {
-
-std::atomic<uintptr_t> nextHandle{0x5a000};
-
-template <typename T>
-class HandleTable {
- public:
-  explicit HandleTable(const char* what) : what_(what) {}
-  uintptr_t add(std::shared_ptr<T> v) {
-    const uintptr_t h = nextHandle.fetch_add(0x10);
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.emplace(h, std::move(v));
-    return h;
-  }
-  std::shared_ptr<T> get(const void* handle) const {
-    if (!handle) throw InvalidArgument(concat(what_, " is NULL"));
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(reinterpret_cast<uintptr_t>(handle));
-    if (it == map_.end()) throw InvalidArgument(concat(what_, " is not a live handle (released, or never returned by hetccl)"));
-    return it->second;
-  }
-  void erase(const void* handle) {
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.erase(reinterpret_cast<uintptr_t>(handle));
-  }
-
- private:
-  const char* what_;
-  mutable std::mutex mu_;
-  std::unordered_map<uintptr_t, std::shared_ptr<T>> map_;
-};
 
 HandleTable<rma::LocalMem>& mems() {
   static HandleTable<rma::LocalMem> t("the registration (hetcclMem_t)");

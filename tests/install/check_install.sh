@@ -16,7 +16,7 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work
 libdir=
 for d in lib lib64 lib/*-linux-gnu; do [[ -e $prefix/$d/libhetccl.so ]] && { libdir=$d; break; }; done
 [[ -n $libdir ]] || fail "no libhetccl.so under $prefix/lib*"
-for f in include/hetccl/hetccl.h include/hetccl/hetccl_rma.h include/hetccl/nccl_abi.h "$libdir/libhetccl.so" \
+for f in include/hetccl/hetccl.h include/hetccl/hetccl_rma.h include/hetccl/hetccl_agent.h include/hetccl/nccl_abi.h "$libdir/libhetccl.so" \
          "$libdir/cmake/hetccl/hetcclConfig.cmake" "$libdir/cmake/hetccl/hetcclTargets.cmake" \
          "$libdir/pkgconfig/hetccl.pc" bin/hetccl-run bin/hetccl-perf bin/hetccl-info \
          "$libdir/hetccl/dropin/libnccl.so.2" "$libdir/hetccl/dropin/librccl.so"; do

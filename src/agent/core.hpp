@@ -1,0 +1,71 @@
+// What every part of one agent shares: its identity and key, its registrations, how it touches memory,
+// the notifications it received, its settings, and the one lock + condition that transfers' states use.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/metadata.hpp"
+#include "agent/payload.hpp"
+#include "agent/wire.hpp"
+#include "core/deadline.hpp"
+#include "core/result.hpp"
+#include "rma/memory_access.hpp"
+#include "rma/region_table.hpp"
+
+namespace hetccl::agent {
+
+/// One post of a prepared transfer (or a notification) on its way to one peer.
+struct Post {
+  enum class State { Queued, Running, Done, Failed, Cancelled };
+  MsgType type = MsgType::Write;
+  std::vector<WireRange> remote;  ///< the target's side of each range
+  std::vector<Segment> local;     ///< this side's memory of each range (Notify: none)
+  std::vector<rma::RegionRef> held;  ///< local regions this post holds an access to (released when it ends)
+  std::vector<unsigned char> notif;
+  Deadline deadline{Clock::now()};
+  std::atomic<bool> cancel{false};
+  // guarded by AgentCore::mu
+  State state = State::Queued;
+  Result code = Result::Success;
+  std::string message;
+};
+
+struct Notification {
+  std::string from;
+  std::vector<unsigned char> message;
+};
+
+struct AgentCore {
+  std::string name;
+  Incarnation incarnation{};
+  bootstrap::Secret key{};
+  std::string hostId;
+  int64_t timeoutMs = 0;
+  bool windows = true;  ///< HETCCL_AGENT_WINDOW allows windows with agents of this host
+  uint32_t windowSlots = 4;
+  uint64_t windowSlotBytes = 4 << 20;
+  size_t notifyQueueMax = 1 << 20;
+  std::unique_ptr<rma::MemoryAccess> memory;
+  rma::RegionTable regions;
+  std::atomic<bool> stopping{false};
+
+  std::mutex mu;
+  std::condition_variable cv;  ///< posts ended, notifications arrived or were taken, stopping
+  std::deque<Notification> notes;  // guarded by mu
+
+  Deadline deadline() const { return Deadline::afterMs(timeoutMs); }
+  /// Ends `post`: releases its local accesses, records the outcome, wakes waiters. No lock held.
+  void finish(Post& post, Post::State state, Result code, const std::string& message);
+  /// Queues a received notification, waiting (until `deadline`) while the queue is full; false at the
+  /// deadline or when stopping.
+  bool queueNote(Notification note, Deadline deadline);
+};
+
+}  // namespace hetccl::agent

@@ -1,0 +1,144 @@
+#include "agent/handshake.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "agent/byte_codec.hpp"
+#include "agent/wire.hpp"
+#include "core/error.hpp"
+
+namespace hetccl::agent {
+namespace {
+
+using Bytes = std::vector<unsigned char>;
+
+void sendFrame(const net::Socket& sock, const Bytes& b, Deadline d, const std::string& peer) {
+  const uint32_t n = static_cast<uint32_t>(b.size());
+  sock.sendAll(&n, sizeof n, d, peer);
+  sock.sendAll(b.data(), b.size(), d, peer);
+}
+
+Bytes recvFrame(const net::Socket& sock, Deadline d, const std::string& peer) {
+  uint32_t n = 0;
+  sock.recvAll(&n, sizeof n, d, peer);
+  if (n > kMaxHandshakeBytes)
+    throw PeerError(-1, "", concat(peer, ": handshake message of ", n, " bytes (not a hetccl agent, or garbage)"));
+  Bytes b(n);
+  sock.recvAll(b.data(), n, d, peer);
+  return b;
+}
+
+std::span<const unsigned char> label(const char* s) { return {reinterpret_cast<const unsigned char*>(s), std::strlen(s)}; }
+
+bootstrap::Mac mac(const bootstrap::Secret& key, const char* who, std::span<const unsigned char> a,
+                   std::span<const unsigned char> b) {
+  return bootstrap::hmacSha256(key, {label("hetccl agent handshake v1"), label(who), a, b});
+}
+
+std::array<unsigned char, 16> nonce() {
+  std::array<unsigned char, 16> n{};
+  bootstrap::randomBytes(n);
+  return n;
+}
+
+}  // namespace
+
+InitiatorOutcome initiatorHandshake(const net::Socket& sock, const bootstrap::Secret& key, const InitiatorOffer& offer,
+                                    Deadline deadline, const std::string& peer) {
+  ByteWriter hello;
+  hello.put<uint32_t>(kHelloMagic);
+  hello.put<uint32_t>(kProtocolVersion);
+  hello.bytes(offer.self);
+  hello.bytes(offer.expected);
+  hello.bytes(nonce());
+  hello.text(offer.name);
+  hello.put<uint32_t>(offer.outWindow.empty() ? 0 : kWantWindows);
+  hello.text(offer.outWindow);
+  sendFrame(sock, hello.data(), deadline, peer);
+
+  const Bytes challenge = recvFrame(sock, deadline, peer);
+  ByteReader c(challenge, "agent handshake (challenge)");
+  const auto status = static_cast<HelloStatus>(c.get<uint32_t>());
+  if (status == HelloStatus::NotThisIncarnation)
+    throw PeerError(-1, "", concat(peer, " is not the incarnation its metadata describes (it restarted since that blob was "
+                                 "made): stale metadata, load its new blob"));
+  if (status == HelloStatus::BadVersion) throw PeerError(-1, "", concat(peer, " speaks another agent protocol version"));
+  if (status != HelloStatus::Ok) throw PeerError(-1, "", concat(peer, ": handshake refused (status ", static_cast<uint32_t>(status), ")"));
+  Incarnation theirs{};
+  std::memcpy(theirs.data(), c.bytes(theirs.size()).data(), theirs.size());
+  (void)c.bytes(16);  // nonce_t (covered by the MACs)
+  const size_t macAt = c.offset();
+  bootstrap::Mac got{};
+  std::memcpy(got.data(), c.bytes(got.size()).data(), got.size());
+  const auto challengeBody = std::span<const unsigned char>(challenge).first(macAt);
+  if (theirs != offer.expected || !bootstrap::macEqual(got, mac(key, "target", hello.data(), challengeBody)))
+    throw PeerError(-1, "", concat(peer, " failed authentication: it holds another secret (or is not that agent)"));
+
+  const bootstrap::Mac proof = mac(key, "initiator", hello.data(), challenge);
+  sendFrame(sock, Bytes(proof.begin(), proof.end()), deadline, peer);
+
+  const Bytes accept = recvFrame(sock, deadline, peer);
+  ByteReader a(accept, "agent handshake (accept)");
+  InitiatorOutcome out;
+  out.outWindowMapped = a.get<uint32_t>() != 0;
+  const std::string back = a.text(256);
+  if (!back.empty() && offer.openBack) out.backWindowMapped = offer.openBack(back);
+  ByteWriter ready;
+  ready.put<uint32_t>(out.backWindowMapped ? 1 : 0);
+  sendFrame(sock, ready.data(), deadline, peer);
+  return out;
+}
+
+TargetOutcome targetHandshake(const net::Socket& sock, const bootstrap::Secret& key, const TargetSide& side,
+                              Deadline deadline, const std::string& from) {
+  const Bytes hello = recvFrame(sock, deadline, from);
+  ByteReader h(hello, "agent handshake (hello)");
+  if (h.get<uint32_t>() != kHelloMagic) throw PeerError(-1, "", concat(from, ": not a hetccl agent hello"));
+  const uint32_t version = h.get<uint32_t>();
+  TargetOutcome out;
+  std::memcpy(out.peerIncarnation.data(), h.bytes(16).data(), 16);
+  Incarnation expected{};
+  std::memcpy(expected.data(), h.bytes(16).data(), 16);
+  (void)h.bytes(16);  // nonce_i
+  out.peerName = h.text(kMaxName);
+  const uint32_t flags = h.get<uint32_t>();
+  const std::string outWindow = h.text(256);
+
+  ByteWriter challenge;
+  HelloStatus status = HelloStatus::Ok;
+  if (version != kProtocolVersion) status = HelloStatus::BadVersion;
+  else if (expected != side.self) status = HelloStatus::NotThisIncarnation;
+  challenge.put<uint32_t>(static_cast<uint32_t>(status));
+  challenge.bytes(side.self);
+  challenge.bytes(nonce());
+  const bootstrap::Mac m = mac(key, "target", hello, challenge.data());
+  challenge.bytes(m);
+  sendFrame(sock, challenge.data(), deadline, from);
+  if (status != HelloStatus::Ok)
+    throw InvalidArgument(concat(from, " (agent '", out.peerName, "'): ",
+                                 status == HelloStatus::BadVersion ? "another protocol version" : "stale metadata (an earlier incarnation of this agent)"));
+
+  const Bytes proof = recvFrame(sock, deadline, from);
+  bootstrap::Mac got{};
+  if (proof.size() != got.size()) throw PeerError(-1, "", concat(from, ": malformed handshake proof"));
+  std::memcpy(got.data(), proof.data(), got.size());
+  if (!bootstrap::macEqual(got, mac(key, "initiator", hello, challenge.data())))
+    throw PeerError(-1, "", concat(from, " (claims to be agent '", out.peerName, "') failed authentication: another secret"));
+  if (!validName(out.peerName)) throw PeerError(-1, "", concat(from, ": invalid agent name in the hello"));
+
+  // Authenticated: only now touch shared memory on the initiator's word.
+  const bool wantWindows = (flags & kWantWindows) != 0;
+  if (wantWindows && !outWindow.empty() && side.openOut) out.outWindowMapped = side.openOut(outWindow);
+  const std::string back = wantWindows && side.createBack ? side.createBack() : std::string();
+  ByteWriter accept;
+  accept.put<uint32_t>(out.outWindowMapped ? 1 : 0);
+  accept.text(back);
+  sendFrame(sock, accept.data(), deadline, from);
+
+  const Bytes ready = recvFrame(sock, deadline, from);
+  ByteReader r(ready, "agent handshake (ready)");
+  out.backWindowMapped = r.get<uint32_t>() != 0;
+  return out;
+}
+
+}  // namespace hetccl::agent

@@ -1,0 +1,54 @@
+// The two sides of a connection's handshake (wire.hpp): mutual proof of the secret, the target's
+// incarnation checked, and the shared-memory windows of the connection agreed. Every step has the
+// caller's deadline; a failure throws (PeerError naming the peer, or InvalidArgument for a refusal that
+// says why: a stale incarnation, another secret, another version).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "agent/metadata.hpp"
+#include "core/deadline.hpp"
+#include "net/socket.hpp"
+
+namespace hetccl::agent {
+
+struct InitiatorOffer {
+  std::string name;            ///< this agent's name
+  Incarnation self{};          ///< this agent's incarnation
+  Incarnation expected{};      ///< the target's, from its blob
+  std::string outWindow;       ///< the window this side created towards the target ("" none)
+  /// Maps the target's window towards this side (name); false when it cannot (then the socket serves).
+  std::function<bool(const std::string&)> openBack;
+};
+
+struct InitiatorOutcome {
+  bool outWindowMapped = false;   ///< the target mapped `outWindow`
+  bool backWindowMapped = false;  ///< this side mapped the target's
+};
+
+/// `peer` names the target in errors ("agent 'prefill-0' at 10.0.0.1:4000").
+InitiatorOutcome initiatorHandshake(const net::Socket& sock, const bootstrap::Secret& key, const InitiatorOffer& offer,
+                                    Deadline deadline, const std::string& peer);
+
+struct TargetSide {
+  Incarnation self{};
+  /// Maps the initiator's window (name); false when it cannot.
+  std::function<bool(const std::string&)> openOut;
+  /// Creates this side's window towards the initiator and returns its name ("" none); called only
+  /// after the initiator proved the secret, and only when it asked for windows.
+  std::function<std::string()> createBack;
+};
+
+struct TargetOutcome {
+  std::string peerName;
+  Incarnation peerIncarnation{};
+  bool outWindowMapped = false;
+  bool backWindowMapped = false;
+};
+
+/// `from` names the connecting address in errors.
+TargetOutcome targetHandshake(const net::Socket& sock, const bootstrap::Secret& key, const TargetSide& side,
+                              Deadline deadline, const std::string& from);
+
+}  // namespace hetccl::agent

@@ -1,0 +1,222 @@
+#include "agent/out_channel.hpp"
+
+#include <sys/socket.h>
+
+#include "agent/handshake.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace hetccl::agent {
+
+std::string newWindowName() {
+  std::array<unsigned char, 12> r{};
+  bootstrap::randomBytes(r);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string name = "/hetccl-agw-";
+  for (unsigned char c : r) {
+    name += kHex[c >> 4];
+    name += kHex[c & 15];
+  }
+  return name;
+}
+
+OutChannel::OutChannel(AgentCore& core, Metadata peer)
+    : core_(core), peer_(std::move(peer)), label_(concat("agent '", peer_.name, "' at ", peer_.address)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+OutChannel::~OutChannel() { stop("destroyed"); }
+
+void OutChannel::submit(const std::shared_ptr<Post>& post) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) throw InvalidUsage(concat(label_, ": ", stopWhy_));
+  queue_.push_back(post);
+  cv_.notify_all();
+}
+
+void OutChannel::cancel(const std::shared_ptr<Post>& post) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (auto it = queue_.begin(); it != queue_.end(); ++it)
+    if (*it == post) {
+      queue_.erase(it);
+      lock.unlock();
+      core_.finish(*post, Post::State::Cancelled, Result::InvalidUsage, "cancelled");
+      return;
+    }
+  post->cancel.store(true);
+}
+
+void OutChannel::stop(const std::string& why) {
+  std::deque<std::shared_ptr<Post>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) {
+      stopping_ = true;
+      stopWhy_ = why;
+      stopFlag_.store(true);
+      dropped.swap(queue_);
+      if (sock_.valid()) ::shutdown(sock_.fd(), SHUT_RDWR);  // wakes the thread out of any socket wait
+    }
+    cv_.notify_all();
+  }
+  for (auto& p : dropped) core_.finish(*p, Post::State::Failed, Result::RemoteError, concat(label_, ": ", why));
+  if (thread_.joinable()) thread_.join();
+}
+
+void OutChannel::run() {
+  if (core_.memory->hasGpu()) core_.memory->bindThread();
+  for (;;) {
+    std::shared_ptr<Post> post;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) break;
+      post = queue_.front();
+      queue_.pop_front();
+      running_ = post;
+    }
+    {
+      std::lock_guard<std::mutex> lock(core_.mu);
+      post->state = Post::State::Running;
+    }
+    Post::State state = Post::State::Done;
+    Result code = Result::Success;
+    std::string message;
+    try {
+      if (post->cancel.load()) throw AbortedError("cancelled");
+      if (!sock_.valid()) connect();
+      execute(*post);
+    } catch (const Error& e) {
+      const bool cancelled = post->cancel.load() && !stopFlag_.load();
+      state = cancelled ? Post::State::Cancelled : Post::State::Failed;
+      code = cancelled ? Result::InvalidUsage : (e.code() == Result::InvalidArgument ? Result::InvalidArgument : Result::RemoteError);
+      message = cancelled ? std::string("cancelled") : stopFlag_.load() ? concat(label_, ": ", stopWhy_) : std::string(e.what());
+      // The connection may be mid-message: never reuse it. A refusal (InvalidArgument) left it in step.
+      if (e.code() != Result::InvalidArgument || cancelled) disconnect();
+      if (!cancelled && !stopFlag_.load()) HETCCL_INFO(log::kNet, "agent '", core_.name, "': transfer to ", label_, " failed: ", e.what());
+    } catch (const std::exception& e) {
+      state = Post::State::Failed;
+      code = Result::InternalError;
+      message = concat(label_, ": internal error: ", e.what());
+      disconnect();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.reset();
+    }
+    core_.finish(*post, state, code, message);
+  }
+  disconnect();
+}
+
+void OutChannel::connect() {
+  const Deadline deadline = core_.deadline();
+  net::Socket sock = net::Socket::connect(net::SocketAddress::parse(peer_.address), deadline, /*retryRefused=*/false);
+  sock.setKeepalive(core_.timeoutMs);
+  InitiatorOffer offer;
+  offer.name = core_.name;
+  offer.self = core_.incarnation;
+  offer.expected = peer_.incarnation;
+  std::unique_ptr<rma::Window> out, back;
+  if (core_.windows && peer_.hostId == core_.hostId) {
+    try {
+      offer.outWindow = newWindowName();
+      out = rma::Window::create(offer.outWindow, 0, 1, core_.windowSlots, core_.windowSlotBytes, core_.memory->gpu());
+    } catch (const Error& e) {
+      HETCCL_INFO(log::kNet, "agent '", core_.name, "': no shared-memory window towards ", label_, " (", e.what(), "): the socket carries the data");
+      offer.outWindow.clear();
+      out.reset();
+    }
+  }
+  offer.openBack = [&](const std::string& name) {
+    try {
+      back = rma::Window::open(name, 1, 0, core_.memory->gpu());
+      return true;
+    } catch (const Error& e) {
+      HETCCL_INFO(log::kNet, "agent '", core_.name, "': cannot map the window of ", label_, " (", e.what(), ")");
+      return false;
+    }
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) throw AbortedError(stopWhy_);
+    sock_ = std::move(sock);  // stop() can shut it down from now on
+  }
+  const InitiatorOutcome o = initiatorHandshake(sock_, core_.key, offer, deadline, label_);
+  outMapped_ = o.outWindowMapped;
+  backMapped_ = o.backWindowMapped;
+  out_ = outMapped_ ? std::move(out) : nullptr;
+  back_ = backMapped_ ? std::move(back) : nullptr;
+  HETCCL_INFO(log::kNet, "agent '", core_.name, "': connected to ", label_, "; data ",
+                   outMapped_ ? "written through a shared-memory window" : "written over tcp", ", ",
+                   backMapped_ ? "read through a shared-memory window" : "read over tcp");
+}
+
+void OutChannel::disconnect() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  sock_.close();
+  out_.reset();
+  back_.reset();
+  outMapped_ = backMapped_ = false;
+}
+
+void OutChannel::checkReply(const Post& post, const Reply& reply) const {
+  (void)post;
+  if (reply.magic != kMsgMagic) throw PeerError(-1, "", concat(label_, ": malformed reply"));
+  const auto status = static_cast<rma::Status>(reply.status);
+  if (status == rma::Status::Ok) return;
+  const WireRange* r = reply.badIndex < post.remote.size() ? &post.remote[reply.badIndex] : nullptr;
+  const std::string range = r ? concat("range ", reply.badIndex, " (region ", r->region, ", offset ", r->offset, ", ",
+                                       r->bytes, " bytes)")
+                              : std::string("a range");
+  switch (status) {
+    case rma::Status::Stale:
+      throw InvalidArgument(concat(label_, " refused ", range, ": the region was deregistered (stale; load its new metadata)"));
+    case rma::Status::Unknown:
+      throw InvalidArgument(concat(label_, " refused ", range, ": no such region"));
+    case rma::Status::OutOfBounds:
+      throw InvalidArgument(concat(label_, " refused ", range, ": outside the region of ", reply.regionBytes, " bytes"));
+    default:
+      throw PeerError(-1, "", concat(label_, " could not apply ", range, " (status ", reply.status, ")"));
+  }
+}
+
+void OutChannel::execute(Post& post) {
+  const auto poll = [&] {
+    if (stopFlag_.load()) throw AbortedError(stopWhy_);
+    if (post.cancel.load()) throw AbortedError("cancelled");
+  };
+  const Deadline d = post.deadline;
+  MsgHeader h;
+  h.type = static_cast<uint32_t>(post.type);
+  h.id = nextId_++;
+  h.nranges = post.remote.size();
+  for (const WireRange& r : post.remote) h.totalBytes += r.bytes;
+  // A read's notification follows the data as a Notify of its own.
+  const bool notifInline = post.type != MsgType::Read;
+  h.notifBytes = notifInline ? static_cast<uint32_t>(post.notif.size()) : 0;
+  sock_.sendAll(&h, sizeof h, d, label_);
+  if (!post.remote.empty()) sock_.sendAll(post.remote.data(), post.remote.size() * sizeof(WireRange), d, label_);
+  if (h.notifBytes) sock_.sendAll(post.notif.data(), h.notifBytes, d, label_);
+  Reply reply;
+  if (post.type == MsgType::Write) {
+    PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, label_).send(post.local, d, poll);
+  }
+  sock_.recvAll(&reply, sizeof reply, d, label_);
+  if (reply.id != h.id) throw PeerError(-1, "", concat(label_, ": reply to request ", reply.id, ", expected ", h.id));
+  checkReply(post, reply);
+  if (post.type != MsgType::Read) return;
+  PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, label_).recv(post.local, d, poll);
+  if (post.notif.empty()) return;
+  MsgHeader n;
+  n.type = static_cast<uint32_t>(MsgType::Notify);
+  n.id = nextId_++;
+  n.notifBytes = static_cast<uint32_t>(post.notif.size());
+  sock_.sendAll(&n, sizeof n, d, label_);
+  sock_.sendAll(post.notif.data(), post.notif.size(), d, label_);
+  sock_.recvAll(&reply, sizeof reply, d, label_);
+  if (reply.id != n.id) throw PeerError(-1, "", concat(label_, ": reply to request ", reply.id, ", expected ", n.id));
+  checkReply(post, reply);
+}
+
+}  // namespace hetccl::agent

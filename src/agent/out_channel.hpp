@@ -1,0 +1,63 @@
+// This agent's connection to one peer for the transfers it starts (wire.hpp): a queue of posts and one
+// thread that connects on first use, runs them one after another in post order, and connects again
+// after a failure. A failure ends only the post it happened in (naming the peer); a post cut off by a
+// cancel closes the connection, and the next post connects again.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "agent/core.hpp"
+#include "agent/metadata.hpp"
+#include "net/socket.hpp"
+#include "rma/window.hpp"
+
+namespace hetccl::agent {
+
+class OutChannel {
+ public:
+  OutChannel(AgentCore& core, Metadata peer);
+  ~OutChannel();  ///< stop("destroyed") if not stopped yet
+
+  const Metadata& peer() const { return peer_; }
+  /// "agent 'NAME' at ADDRESS".
+  const std::string& label() const { return label_; }
+  /// Queues `post`; throws InvalidUsage once stopped.
+  void submit(const std::shared_ptr<Post>& post);
+  /// A queued post is removed and ends Cancelled at once; a running one is cut off by its thread.
+  void cancel(const std::shared_ptr<Post>& post);
+  /// Fails every queued and running post ("<label>: <why>"), closes the connection, joins the thread.
+  void stop(const std::string& why);
+
+ private:
+  void run();
+  void connect();
+  void disconnect() noexcept;
+  void execute(Post& post);
+  void checkReply(const Post& post, const Reply& reply) const;
+
+  AgentCore& core_;
+  Metadata peer_;
+  std::string label_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Post>> queue_;
+  std::shared_ptr<Post> running_;
+  bool stopping_ = false;
+  std::atomic<bool> stopFlag_{false};
+  std::string stopWhy_;
+  net::Socket sock_;                      // the thread's; shut down by stop() under mu_
+  std::unique_ptr<rma::Window> out_, back_;  // the thread's
+  bool outMapped_ = false, backMapped_ = false;
+  uint64_t nextId_ = 1;
+  std::thread thread_;
+};
+
+/// A random window name, "/hetccl-agw-<hex>".
+std::string newWindowName();
+
+}  // namespace hetccl::agent

@@ -1,0 +1,56 @@
+// The payload of one transfer: the bytes of its ranges, in table order, as one stream that crosses
+// either the connection's socket or one of its shared-memory windows (rma::Window: slots the sender
+// fills and publishes, the receiver copies out and releases). Both sides walk the same ranges in the
+// same order and cut the stream into chunks of at most a slot, so no chunk needs a header.
+// Host memory is sent from / received into place (small ranges gathered into a staging buffer first);
+// device memory is copied through staging (socket) or straight into / out of the window's pinned slots
+// by the copy engine (rma::MemoryAccess). Every wait has the transfer's deadline; `poll` is called
+// between chunks and while waiting (it throws to stop: cancel, agent destroyed). While waiting on a
+// window, a socket that becomes readable (the peer closed it or died) fails the transfer at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "core/deadline.hpp"
+#include "net/socket.hpp"
+#include "rma/mem_kind.hpp"
+#include "rma/memory_access.hpp"
+#include "rma/window.hpp"
+
+namespace hetccl::agent {
+
+/// One range of the stream on this side. data == nullptr on receive: the bytes are dropped (a refused
+/// write is drained so that the connection stays in step).
+struct Segment {
+  unsigned char* data = nullptr;
+  uint64_t bytes = 0;
+  rma::MemKind kind = rma::MemKind::Host;
+};
+
+class PayloadLink {
+ public:
+  /// `window` nullptr: the socket carries the payload. `peer` names the other side in errors.
+  PayloadLink(const net::Socket& sock, rma::Window* window, rma::MemoryAccess& memory, std::string peer)
+      : sock_(sock), window_(window), memory_(memory), peer_(std::move(peer)) {}
+
+  void send(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
+  void recv(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
+
+ private:
+  /// Copies the next `n` bytes of the stream between `segments` (cursor at seg/off) and `buf`
+  /// (toBuf: gather into buf; else scatter from buf). Advances the cursor.
+  void move(std::span<const Segment> segments, size_t& seg, uint64_t& off, unsigned char* buf, uint64_t n, bool toBuf);
+  /// Waits until `ready()` with the deadline, watching the socket for the peer's death.
+  template <typename Ready>
+  void waitWindow(Ready&& ready, Deadline deadline, const std::function<void()>& poll, const char* what);
+
+  const net::Socket& sock_;
+  rma::Window* window_;
+  rma::MemoryAccess& memory_;
+  std::string peer_;
+};
+
+}  // namespace hetccl::agent

@@ -1,0 +1,73 @@
+// The agent protocol on one connection. A connection carries one initiator's requests to one target
+// (the agent that accepted it); the target never starts anything on it. So an agent that both reads and
+// is read from has two connections to that peer, one per direction of initiative.
+//
+// Handshake (handshake.hpp), every message a u32 length then its bytes (at most kMaxHandshakeBytes):
+//   Hello      I -> T  magic, version, I's incarnation, the incarnation I expects T to be, nonce_i,
+//                      I's name, flags (kWantWindows), the name of I's window towards T ("" none)
+//   Challenge  T -> I  status (Ok, or NotThisIncarnation / BadVersion: then closed), T's incarnation,
+//                      nonce_t, MAC("target" | Hello | nonce_t)
+//   Proof      I -> T  MAC("initiator" | Hello | Challenge)
+//   Accept     T -> I  whether T mapped I's window, the name of T's window towards I ("" none)
+//   Ready      I -> T  whether I mapped T's window
+// T serves nothing and maps nothing before the Proof checked out; I sends nothing but the Hello before
+// the Challenge's MAC did. MACs are HMAC-SHA256 under agentKey(secret) (metadata.hpp).
+//
+// Requests (I -> T): a MsgHeader, then nranges WireRange (the target's side of each range), then
+// notifBytes of notification, then for a Write the payload: the ranges' bytes in table order, over the
+// socket or, when the connection has I's window, through it in chunks of at most a slot (payload.hpp).
+//   Write   T checks every range, takes the payload into place (or drains it when a check failed),
+//           queues the notification (if any) and only then answers a Reply: data before notification.
+//   Read    T checks every range and answers a Reply; on Ok the payload follows (T's window or the socket).
+//           A read with a notification is followed by a Notify from I once I has the data.
+//   Notify  header + message; T queues it and answers a Reply.
+// Integers in the host's order (little-endian machines only, as every hetccl wire format).
+#pragma once
+
+#include <cstdint>
+
+#include "rma/wire.hpp"
+
+namespace hetccl::agent {
+
+inline constexpr uint32_t kHelloMagic = 0x48474148;  // "HAGH"
+inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kMsgMagic = 0x4d474148;  // "HAGM" on requests and replies
+inline constexpr size_t kMaxHandshakeBytes = 4096;
+inline constexpr uint32_t kWantWindows = 1;
+inline constexpr uint64_t kMaxRanges = uint64_t{1} << 22;
+inline constexpr uint32_t kMaxNotif = 4096;
+
+enum class HelloStatus : uint32_t { Ok = 0, NotThisIncarnation = 1, BadVersion = 2 };
+
+enum class MsgType : uint32_t { Write = 1, Read = 2, Notify = 3 };
+
+struct MsgHeader {
+  uint32_t magic = kMsgMagic;
+  uint32_t type = 0;  ///< MsgType
+  uint64_t id = 0;
+  uint64_t nranges = 0;
+  uint64_t totalBytes = 0;
+  uint32_t notifBytes = 0;
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(MsgHeader) == 40);
+
+struct WireRange {
+  uint32_t region = 0;
+  uint32_t generation = 0;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+static_assert(sizeof(WireRange) == 24);
+
+struct Reply {
+  uint32_t magic = kMsgMagic;
+  uint32_t status = 0;  ///< rma::Status
+  uint64_t id = 0;
+  uint64_t badIndex = 0;     ///< the first range refused
+  uint64_t regionBytes = 0;  ///< its region's size (OutOfBounds)
+};
+static_assert(sizeof(Reply) == 32);
+
+}  // namespace hetccl::agent
