@@ -24,6 +24,24 @@ uint64_t totalOf(std::span<const Segment> segments) {
   return t;
 }
 
+/// A staging buffer from the agent's pool (pinned where it has a GPU: device ranges copy at full speed),
+/// taken at the first use and given back at the end of the payload.
+class Stage {
+ public:
+  explicit Stage(rma::MemoryAccess& memory) : memory_(memory) {}
+  ~Stage() {
+    if (buf_.data) memory_.recycle(buf_);
+  }
+  unsigned char* get() {
+    if (!buf_.data) buf_ = memory_.staging(kStageBytes);
+    return buf_.data;
+  }
+
+ private:
+  rma::MemoryAccess& memory_;
+  rma::MemoryAccess::Buffer buf_;
+};
+
 }  // namespace
 
 void PayloadLink::move(std::span<const Segment> segments, size_t& seg, uint64_t& off, unsigned char* buf, uint64_t n,
@@ -58,22 +76,27 @@ void PayloadLink::move(std::span<const Segment> segments, size_t& seg, uint64_t&
 
 template <typename Ready>
 void PayloadLink::waitWindow(Ready&& ready, Deadline deadline, const std::function<void()>& poll, const char* what) {
-  for (int spin = 0;; ++spin) {
+  // Spin briefly (a chunk is usually a few microseconds away), then yield, then sleep in short steps;
+  // every 64 rounds check the stop/cancel flags, the deadline and the socket: it is silent while a
+  // payload crosses the window, so readable means the peer closed it (or sent garbage).
+  for (uint64_t i = 0;; ++i) {
     if (ready()) return;
-    if (spin < 2000) continue;
-    poll();
-    // The socket is silent while a payload crosses the window: readable means closed (or garbage).
-    pollfd p{sock_.fd(), POLLIN, 0};
-    const int r = ::poll(&p, 1, spin < 4000 ? 0 : 1);
-    if (r > 0) {
-      unsigned char b;
-      const ssize_t got = ::recv(sock_.fd(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (got == 0 || (p.revents & (POLLHUP | POLLERR)))
-        throw PeerError(-1, "", concat(peer_, ": connection closed while waiting for ", what, " (the agent stopped or died)"));
-      if (got > 0) throw PeerError(-1, "", concat(peer_, ": unexpected message while waiting for ", what));
+    if (i < 1024) continue;
+    if ((i & 63) == 0) {
+      poll();
+      pollfd p{sock_.fd(), POLLIN, 0};
+      if (::poll(&p, 1, 0) > 0) {
+        unsigned char b;
+        const ssize_t got = ::recv(sock_.fd(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (got == 0 || (p.revents & (POLLHUP | POLLERR)))
+          throw PeerError(-1, "", concat(peer_, ": connection closed while waiting for ", what, " (the agent stopped or died)"));
+        if (got > 0) throw PeerError(-1, "", concat(peer_, ": unexpected message while waiting for ", what));
+      }
+      if (deadline.expired())
+        throw TimeoutError(-1, "", concat(peer_, ": no progress through the shared-memory window (", what, ")"));
     }
-    if (spin >= 4000 && spin < 8000) std::this_thread::yield();
-    if (deadline.expired()) throw TimeoutError(-1, "", concat(peer_, ": no progress through the shared-memory window (", what, ")"));
+    if (i < 20000) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
@@ -92,7 +115,7 @@ void PayloadLink::send(std::span<const Segment> segments, Deadline deadline, con
     }
     return;
   }
-  std::vector<unsigned char> stage;
+  Stage stage(memory_);
   while (left > 0) {
     poll();
     const Segment& s = segments[seg];
@@ -124,9 +147,8 @@ void PayloadLink::send(std::span<const Segment> segments, Deadline deadline, con
         }
       }
     }
-    if (stage.size() < n) stage.resize(kStageBytes);
-    move(segments, seg, off, stage.data(), n, true);
-    sock_.sendAll(stage.data(), n, deadline, peer_);
+    move(segments, seg, off, stage.get(), n, true);
+    sock_.sendAll(stage.get(), n, deadline, peer_);
     left -= n;
   }
 }
@@ -153,7 +175,7 @@ void PayloadLink::recv(std::span<const Segment> segments, Deadline deadline, con
     }
     return;
   }
-  std::vector<unsigned char> stage;
+  Stage stage(memory_);
   while (left > 0) {
     poll();
     const Segment& s = segments[seg];
@@ -184,9 +206,8 @@ void PayloadLink::recv(std::span<const Segment> segments, Deadline deadline, con
         }
       }
     }
-    if (stage.size() < n) stage.resize(kStageBytes);
-    sock_.recvAll(stage.data(), n, deadline, peer_);
-    move(segments, seg, off, stage.data(), n, false);
+    sock_.recvAll(stage.get(), n, deadline, peer_);
+    move(segments, seg, off, stage.get(), n, false);
     left -= n;
   }
 }
