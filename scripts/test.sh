@@ -171,13 +171,13 @@ asan() {
 
 tsan() {
   # Only what runs threads against each other: the bootstrap, transport, engine, stream-executor, RMA
-  # (deregister against transfers) and C API (abort from another thread) unit tests, the drop-in's
+  # (deregister against transfers), agent (posts from many threads, deregister, cancel, destroy) and C API (abort from another thread) unit tests, the drop-in's
   # abort/destroy races (label race), the fault tests and the soak. A race makes the test fail (TSan's
   # exit code 66) with both stacks in its output.
   cmake -S . -B build-tsan -G Ninja -DHETCCL_SOAK_SECONDS="${HETCCL_SOAK_SECONDS:-20}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DHETCCL_SANITIZE=thread -DHETCCL_BUILD_CUDA=OFF -DHETCCL_TEST_SWEEP=light >/dev/null
-  cmake --build build-tsan -j "$jobs" --target unit_bootstrap unit_transport unit_engine unit_stream_exec unit_api unit_rma \
+  cmake --build build-tsan -j "$jobs" --target unit_bootstrap unit_transport unit_engine unit_stream_exec unit_api unit_rma unit_agent \
     hetccl_nccl hetccl_rccl nccl_abi_abort_race fault_kill fault_integrity fault_hostile_transport fault_fork_child hetccl_soak \
     hetccl-run netns_fault_rank
   # -L: the unit tests of the targets built above (the others stand as unlabelled *_NOT_BUILT entries).

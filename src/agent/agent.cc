@@ -120,18 +120,24 @@ void Agent::acceptLoop() {
     try {
       net::Socket s = listener_->tryAccept();
       if (!s.valid()) continue;
-      auto ch = std::make_unique<InChannel>(core_, std::move(s));
       std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) break;
       // Reap the connections that ended (their threads have returned: stop() joins at once).
+      size_t pending = 0;
       for (auto it = inChannels_.begin(); it != inChannels_.end();)
         if ((*it)->finished()) {
           (*it)->stop();
           it = inChannels_.erase(it);
         } else {
+          pending += (*it)->authenticated() ? 0 : 1;
           ++it;
         }
-      if (stopped_) break;
-      inChannels_.push_back(std::move(ch));
+      if (pending >= kMaxPendingHandshakes) {  // a flood of unauthenticated connections: drop the newest
+        HETCCL_INFO(log::kNet, "agent '", core_.name, "': ", pending, " connections are still in their handshake; closing one from ",
+                    s.peerAddress().toString());
+        continue;
+      }
+      inChannels_.push_back(std::make_unique<InChannel>(core_, std::move(s)));
     } catch (const std::exception& e) {
       HETCCL_WARN(log::kNet, "agent '", core_.name, "': accepting a connection failed: ", e.what());
       usleep(10000);

@@ -54,7 +54,9 @@ void InChannel::run() {
         return {};
       }
     };
-    const TargetOutcome o = targetHandshake(sock_, core_.key, side, core_.deadline(), label_);
+    const TargetOutcome o =
+        targetHandshake(sock_, core_.key, side, Deadline::afterMs(std::min(core_.timeoutMs, kHandshakeMs)), label_);
+    authenticated_.store(true);
     if (!o.outWindowMapped) out_.reset();
     if (!o.backWindowMapped) back_.reset();
     peerName_ = o.peerName;

@@ -1,7 +1,8 @@
 // One connection a peer opened to this agent (wire.hpp): a thread that runs the target side of the
 // handshake and then serves the peer's requests one after another -- checks every range against this
 // agent's regions (holding an access while it reads or writes them), moves the payload, queues the
-// notifications -- until the peer closes it, fails, or the agent stops.
+// notifications -- until the peer closes it, fails, or the agent stops. The handshake has its own short
+// deadline (kHandshakeMs): a connection that does not prove the secret by then is closed.
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,11 @@
 
 namespace hetccl::agent {
 
+/// How long an incoming connection may take to prove the secret (or the agent's timeout when shorter).
+inline constexpr int64_t kHandshakeMs = 5000;
+/// Incoming connections still in their handshake, at most; a new one beyond it is closed at once.
+inline constexpr size_t kMaxPendingHandshakes = 64;
+
 class InChannel {
  public:
   InChannel(AgentCore& core, net::Socket sock);
@@ -23,6 +29,8 @@ class InChannel {
   /// Closes the connection and joins the thread.
   void stop() noexcept;
   bool finished() const { return finished_.load(); }
+  /// True once the peer proved the secret (until then it counts towards the pending handshakes' cap).
+  bool authenticated() const { return authenticated_.load(); }
 
  private:
   void run();
@@ -40,6 +48,7 @@ class InChannel {
   std::mutex mu_;
   bool stopped_ = false;
   std::atomic<bool> finished_{false};
+  std::atomic<bool> authenticated_{false};
   std::thread thread_;
 };
 

@@ -5,6 +5,8 @@ shm_handle.hpp, shm_segment.hpp). Independent of the C++ encoders on purpose: th
 vectors of the documented formats. Run it again after a wire format changes:
     python3 tests/fuzz/make_seeds.py
 """
+import hashlib
+import hmac
 import os
 import struct
 
@@ -128,6 +130,22 @@ def main():
                              (9, "nodelist", b"node[01-04,07],gpu5"), (26, "tasks", b"2(x3),1"),
                              (11, "decimal", b"-17")]:
         write("config_env", name, bytes([sel]) + value)
+
+    # agent_wire (src/agent/metadata.hpp, wire.hpp): a metadata blob under the fuzz target's secret, and a
+    # handshake hello frame (u32 length, then the hello).
+    secret = b"fuzzing agents' secret, 32 bytes"
+    key = hmac.new(bytes(32), b"hetccl agent key v1" + secret, hashlib.sha256).digest()
+
+    def text(b):
+        return struct.pack("<H", len(b)) + b
+
+    body = struct.pack("<IHH", 0x4D474148, 1, 0) + bytes(range(16)) + struct.pack("<QII", 3, 4242, 2)
+    body += text(b"prefill-0") + text(b"127.0.0.1:40000") + text(b"node1:abcd1234")
+    body += struct.pack("<IIHHQ", 0, 1, 0, 0, 4096) + struct.pack("<IIHHQ", 1, 2, 1, 0, 1 << 20)
+    write("agent_wire", "blob", body + hmac.new(key, b"hetccl agent metadata v1" + body, hashlib.sha256).digest())
+    hello = struct.pack("<II", 0x48474148, 1) + bytes([1] * 16) + bytes([7] * 16) + bytes(range(16))
+    hello += text(b"decode-1") + struct.pack("<I", 1) + text(b"/hetccl-agw-00112233445566778899aabb")
+    write("agent_wire", "hello", struct.pack("<I", len(hello)) + hello + struct.pack("<I", 32) + bytes(32))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ own_work=0
 [[ -n ${4:-} ]] || own_work=1
 work=${4:-$(mktemp -d /tmp/hetccl-fuzz.XXXXXX)}
 here=$(cd "$(dirname "$0")" && pwd)
-targets=(unique_id descriptor frame handshake mesh tcp_wire shm_wire config_env)
+targets=(unique_id descriptor frame handshake mesh tcp_wire shm_wire config_env agent_wire)
 
 run_one() {  # run_one NAME: fuzz for $seconds, output in $work/NAME.log
   local name=$1 dir=$work/$1
