@@ -11,7 +11,8 @@
  *
  * Guarantees.
  *   - Authentication: every agent of a deployment holds the same secret (options.secret, else
- *     HETCCL_SECRET; docs/SECURITY.md says why a shared secret). Metadata blobs carry an HMAC-SHA256
+ *     HETCCL_SECRET's hex digits decoded to bytes -- so HETCCL_SECRET=00ff... and options.secret =
+ *     {0x00, 0xff, ...} are the same secret; docs/SECURITY.md says why a shared secret). Metadata blobs carry an HMAC-SHA256
  *     under a key derived from it: a blob of another deployment, a forged or altered one is refused at
  *     load (hetcclInvalidArgument, saying which check failed). Connections prove the secret both ways
  *     (challenge-response) before any request is served, and the agent answering must be the incarnation
@@ -26,9 +27,12 @@
  *     remote registration at the target before any byte of it is written or read; a deregistered region
  *     is stale (never aliased: a region id is reused only with a new generation).
  *   - Failure: every transfer has a deadline (post time + options.timeoutSeconds, default HETCCL_TIMEOUT).
- *     A dead, unreachable or silent peer fails the transfers to it (hetcclRemoteError, message naming the
- *     agent and its address); transfers to other peers continue. The next post to that peer connects
- *     again (a peer that restarted must be loaded again: its new blob replaces the old one).
+ *     How a transfer ends (hetcclAgentCheckXfer / WaitXfer), the message always naming the peer agent and
+ *     its address: hetcclRemoteError when the peer is dead, unreachable, silent past the deadline, or not
+ *     the incarnation its blob describes (it restarted: "stale metadata"); hetcclInvalidArgument when the
+ *     peer refused a range (its region was deregistered -- "stale" -- or the range lies outside it):
+ *     nothing of it was written there. Transfers to other peers continue. The next post to that peer
+ *     connects again (a peer that restarted must be loaded again: its new blob replaces the old one).
  *
  * Paths. Between agents of one host (same host identity, HETCCL_HOST_ID overrides it) the bytes move
  * through a pair of shared-memory windows per connection (HETCCL_AGENT_WINDOW=auto|off; geometry
@@ -83,7 +87,8 @@ typedef struct {
   double timeoutSeconds;
 } hetcclAgentOptions_t;
 
-/** Fills `options` with the defaults (secret from HETCCL_SECRET, any address, host memory only). */
+/** Fills `options` with the defaults: secret NULL (HETCCL_SECRET is then read at hetcclAgentCreate), any
+ *  address, host memory only (device -1), timeout 0 (HETCCL_TIMEOUT). */
 HETCCL_API hetcclResult_t hetcclAgentOptionsInit(hetcclAgentOptions_t* options);
 
 /* ---- agents ----------------------------------------------------------------------------------- */
@@ -93,8 +98,8 @@ HETCCL_API hetcclResult_t hetcclAgentOptionsInit(hetcclAgentOptions_t* options);
  *  address; hetcclSystemError: the address cannot be bound; hetcclUnhandledCudaError / hetcclInvalidUsage:
  *  `device` >= 0 and no GPU runtime serves it. */
 HETCCL_API hetcclResult_t hetcclAgentCreate(const char* name, const hetcclAgentOptions_t* options, hetcclAgent_t* agent);
-/** Stops the agent: says goodbye to connected peers, fails transfers still running (hetcclRemoteError,
- *  "destroyed"), closes every connection and joins its threads. Handles of the agent become invalid;
+/** Stops the agent: fails transfers still running (hetcclRemoteError, "destroyed"), closes every
+ *  connection (peers see them close: their next post to it fails naming it) and joins its threads. Handles of the agent become invalid;
  *  registrations and transfers need not be released first. */
 HETCCL_API hetcclResult_t hetcclAgentDestroy(hetcclAgent_t agent);
 /** Writes the agent's metadata blob into `blob` (capacity *bytes) and sets *bytes to its size; with

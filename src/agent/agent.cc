@@ -17,20 +17,23 @@
 namespace hetccl::agent {
 namespace {
 
+/// HETCCL_SECRET's hex digits decoded to bytes (so options.secret = those bytes is the same secret).
 std::vector<unsigned char> secretFromEnvironment() {
   const std::string hex = config().str("HETCCL_SECRET");
   if (hex.empty())
     throw InvalidArgument("an agent needs the deployment's secret: options.secret, or HETCCL_SECRET (>= 32 hex digits) "
                           "set alike for every agent (docs/SECURITY.md)");
   if (hex.size() < 32) throw InvalidArgument(concat("HETCCL_SECRET has ", hex.size(), " hex digits; at least 32 are needed"));
-  std::vector<unsigned char> out;
-  for (size_t i = 0; i < hex.size(); ++i) {
-    char c = hex[i];
-    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-      throw InvalidArgument(concat("HETCCL_SECRET: character ", i, " is not a hex digit"));
-    out.push_back(static_cast<unsigned char>(c));  // the lower-cased text: any case derives the same key
-  }
+  if (hex.size() % 2 != 0) throw InvalidArgument(concat("HETCCL_SECRET has an odd number of hex digits (", hex.size(), ")"));
+  const auto digit = [&](size_t i) {
+    const char c = hex[i];
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    throw InvalidArgument(concat("HETCCL_SECRET: character ", i, " is not a hex digit"));
+  };
+  std::vector<unsigned char> out(hex.size() / 2);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(digit(2 * i) * 16 + digit(2 * i + 1));
   return out;
 }
 
@@ -76,6 +79,10 @@ Agent::Agent(const std::string& name, const AgentOptions& options) {
   core_.windowSlotBytes = (static_cast<uint64_t>(cfg.integer("HETCCL_RMA_WINDOW_BYTES", 64 << 10, 1 << 30)) + 63) / 64 * 64;
   core_.notifyQueueMax = static_cast<size_t>(cfg.integer("HETCCL_RMA_NOTIFY_QUEUE", 1 << 10, 16 << 20));
   core_.memory.reset(makeMemoryAccess(options.device));
+  if (core_.windows) {
+    if (const size_t n = sweepOrphanWindows())
+      HETCCL_INFO(log::kInit, "agent '", name, "': removed ", n, " window segment(s) of agents that died before their peer mapped them");
+  }
   pid_ = static_cast<uint32_t>(getpid());
   const net::SocketAddress at =
       options.listenAddress.empty() ? net::chooseLocalAddress() : net::SocketAddress::parse(options.listenAddress);

@@ -52,8 +52,7 @@ InitiatorOutcome initiatorHandshake(const net::Socket& sock, const bootstrap::Se
   hello.bytes(offer.expected);
   hello.bytes(nonce());
   hello.text(offer.name);
-  hello.put<uint32_t>(offer.outWindow.empty() ? 0 : kWantWindows);
-  hello.text(offer.outWindow);
+  hello.put<uint32_t>(offer.wantWindows ? kWantWindows : 0);
   sendFrame(sock, hello.data(), deadline, peer);
 
   const Bytes challenge = recvFrame(sock, deadline, peer);
@@ -74,8 +73,14 @@ InitiatorOutcome initiatorHandshake(const net::Socket& sock, const bootstrap::Se
   if (theirs != offer.expected || !bootstrap::macEqual(got, mac(key, "target", hello.data(), challengeBody)))
     throw PeerError(-1, "", concat(peer, " failed authentication: it holds another secret (or is not that agent)"));
 
-  const bootstrap::Mac proof = mac(key, "initiator", hello.data(), challenge);
-  sendFrame(sock, Bytes(proof.begin(), proof.end()), deadline, peer);
+  // The target is authentic: only now create the window, and name it inside the proof (covered by it).
+  ByteWriter proof;
+  proof.text(offer.wantWindows && offer.createOut ? offer.createOut() : std::string());
+  const std::vector<unsigned char> named = proof.data();
+  std::vector<unsigned char> covered(challenge.begin(), challenge.end());
+  covered.insert(covered.end(), named.begin(), named.end());
+  proof.bytes(mac(key, "initiator", hello.data(), covered));
+  sendFrame(sock, proof.data(), deadline, peer);
 
   const Bytes accept = recvFrame(sock, deadline, peer);
   ByteReader a(accept, "agent handshake (accept)");
@@ -102,7 +107,6 @@ TargetOutcome targetHandshake(const net::Socket& sock, const bootstrap::Secret& 
   (void)h.bytes(16);  // nonce_i
   out.peerName = h.text(kMaxName);
   const uint32_t flags = h.get<uint32_t>();
-  const std::string outWindow = h.text(256);
 
   ByteWriter challenge;
   HelloStatus status = HelloStatus::Ok;
@@ -119,10 +123,15 @@ TargetOutcome targetHandshake(const net::Socket& sock, const bootstrap::Secret& 
                                  status == HelloStatus::BadVersion ? "another protocol version" : "stale metadata (an earlier incarnation of this agent)"));
 
   const Bytes proof = recvFrame(sock, deadline, from);
+  ByteReader pr(proof, "agent handshake (proof)");
+  const std::string outWindow = pr.text(256);
+  const size_t named = pr.offset();
   bootstrap::Mac got{};
-  if (proof.size() != got.size()) throw PeerError(-1, "", concat(from, ": malformed handshake proof"));
-  std::memcpy(got.data(), proof.data(), got.size());
-  if (!bootstrap::macEqual(got, mac(key, "initiator", hello, challenge.data())))
+  if (pr.left() != got.size()) throw PeerError(-1, "", concat(from, ": malformed handshake proof"));
+  std::memcpy(got.data(), pr.bytes(got.size()).data(), got.size());
+  std::vector<unsigned char> covered(challenge.data());
+  covered.insert(covered.end(), proof.begin(), proof.begin() + static_cast<std::ptrdiff_t>(named));
+  if (!bootstrap::macEqual(got, mac(key, "initiator", hello, covered)))
     throw PeerError(-1, "", concat(from, " (claims to be agent '", out.peerName, "') failed authentication: another secret"));
   if (!validName(out.peerName)) throw PeerError(-1, "", concat(from, ": invalid agent name in the hello"));
 

@@ -17,13 +17,16 @@ struct InitiatorOffer {
   std::string name;            ///< this agent's name
   Incarnation self{};          ///< this agent's incarnation
   Incarnation expected{};      ///< the target's, from its blob
-  std::string outWindow;       ///< the window this side created towards the target ("" none)
+  bool wantWindows = false;    ///< offer shared-memory windows (agents of one host)
+  /// Creates this side's window towards the target and returns its name ("" when it cannot); called only
+  /// after the target proved the secret, so a stranger never makes this side create a segment.
+  std::function<std::string()> createOut;
   /// Maps the target's window towards this side (name); false when it cannot (then the socket serves).
   std::function<bool(const std::string&)> openBack;
 };
 
 struct InitiatorOutcome {
-  bool outWindowMapped = false;   ///< the target mapped `outWindow`
+  bool outWindowMapped = false;   ///< the target mapped the window createOut made
   bool backWindowMapped = false;  ///< this side mapped the target's
 };
 

@@ -1,6 +1,14 @@
 #include "agent/out_channel.hpp"
 
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include "agent/handshake.hpp"
 #include "core/error.hpp"
@@ -12,12 +20,30 @@ std::string newWindowName() {
   std::array<unsigned char, 12> r{};
   bootstrap::randomBytes(r);
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string name = "/hetccl-agw-";
+  std::string name = concat("/", kWindowPrefix, getpid(), "-");
   for (unsigned char c : r) {
     name += kHex[c >> 4];
     name += kHex[c & 15];
   }
   return name;
+}
+
+size_t sweepOrphanWindows() noexcept {
+  DIR* d = opendir("/dev/shm");
+  if (!d) return 0;
+  const std::string prefix = kWindowPrefix;
+  size_t removed = 0;
+  while (const dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.compare(0, prefix.size(), prefix) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(n.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || !end || *end != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (::shm_unlink(("/" + n).c_str()) == 0) ++removed;
+  }
+  closedir(d);
+  return removed;
 }
 
 OutChannel::OutChannel(AgentCore& core, Metadata peer)
@@ -84,13 +110,17 @@ void OutChannel::run() {
     std::string message;
     try {
       if (post->cancel.load()) throw AbortedError("cancelled");
+      if (sock_.valid() && closedByPeer()) disconnect();  // it left (or restarted) since the last post
       if (!sock_.valid()) connect();
       execute(*post);
     } catch (const Error& e) {
       const bool cancelled = post->cancel.load() && !stopFlag_.load();
       state = cancelled ? Post::State::Cancelled : Post::State::Failed;
       code = cancelled ? Result::InvalidUsage : (e.code() == Result::InvalidArgument ? Result::InvalidArgument : Result::RemoteError);
-      message = cancelled ? std::string("cancelled") : stopFlag_.load() ? concat(label_, ": ", stopWhy_) : std::string(e.what());
+      message = cancelled ? std::string("cancelled")
+                : stopFlag_.load() ? concat(label_, ": ", stopWhy_)
+                : std::string(e.what()).find(label_) != std::string::npos ? std::string(e.what())
+                : concat(label_, ": ", e.what());
       // The connection may be mid-message: never reuse it. A refusal (InvalidArgument) left it in step.
       if (e.code() != Result::InvalidArgument || cancelled) disconnect();
       if (!cancelled && !stopFlag_.load()) HETCCL_INFO(log::kNet, "agent '", core_.name, "': transfer to ", label_, " failed: ", e.what());
@@ -118,16 +148,18 @@ void OutChannel::connect() {
   offer.self = core_.incarnation;
   offer.expected = peer_.incarnation;
   std::unique_ptr<rma::Window> out, back;
-  if (core_.windows && peer_.hostId == core_.hostId) {
+  offer.wantWindows = core_.windows && peer_.hostId == core_.hostId;
+  offer.createOut = [&]() -> std::string {
     try {
-      offer.outWindow = newWindowName();
-      out = rma::Window::create(offer.outWindow, 0, 1, core_.windowSlots, core_.windowSlotBytes, core_.memory->gpu());
+      const std::string name = newWindowName();
+      out = rma::Window::create(name, 0, 1, core_.windowSlots, core_.windowSlotBytes, core_.memory->gpu());
+      return name;
     } catch (const Error& e) {
-      HETCCL_INFO(log::kNet, "agent '", core_.name, "': no shared-memory window towards ", label_, " (", e.what(), "): the socket carries the data");
-      offer.outWindow.clear();
-      out.reset();
+      HETCCL_INFO(log::kNet, "agent '", core_.name, "': no shared-memory window towards ", label_, " (", e.what(),
+                  "): the socket carries the data");
+      return {};
     }
-  }
+  };
   offer.openBack = [&](const std::string& name) {
     try {
       back = rma::Window::open(name, 1, 0, core_.memory->gpu());
@@ -150,6 +182,12 @@ void OutChannel::connect() {
   HETCCL_INFO(log::kNet, "agent '", core_.name, "': connected to ", label_, "; data ",
                    outMapped_ ? "written through a shared-memory window" : "written over tcp", ", ",
                    backMapped_ ? "read through a shared-memory window" : "read over tcp");
+}
+
+bool OutChannel::closedByPeer() const {
+  // The target never sends unprompted: between posts, readable means closed (EOF) or broken.
+  pollfd p{sock_.fd(), POLLIN, 0};
+  return ::poll(&p, 1, 0) != 0;
 }
 
 void OutChannel::disconnect() noexcept {

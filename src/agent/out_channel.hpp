@@ -36,6 +36,7 @@ class OutChannel {
   void run();
   void connect();
   void disconnect() noexcept;
+  bool closedByPeer() const;
   void execute(Post& post);
   void checkReply(const Post& post, const Reply& reply) const;
 
@@ -57,7 +58,11 @@ class OutChannel {
   std::thread thread_;
 };
 
-/// A random window name, "/hetccl-agw-<hex>".
+/// Window segments' names: "/hetccl-agw-<creator pid>-<random hex>".
+inline constexpr const char* kWindowPrefix = "hetccl-agw-";
 std::string newWindowName();
+/// Removes the window segments whose creator process is gone (one killed between creating a window and
+/// its peer mapping it -- the name is normally removed then); returns how many. Called at agent creation.
+size_t sweepOrphanWindows() noexcept;
 
 }  // namespace hetccl::agent

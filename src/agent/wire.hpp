@@ -4,10 +4,11 @@
 //
 // Handshake (handshake.hpp), every message a u32 length then its bytes (at most kMaxHandshakeBytes):
 //   Hello      I -> T  magic, version, I's incarnation, the incarnation I expects T to be, nonce_i,
-//                      I's name, flags (kWantWindows), the name of I's window towards T ("" none)
+//                      I's name, flags (kWantWindows)
 //   Challenge  T -> I  status (Ok, or NotThisIncarnation / BadVersion: then closed), T's incarnation,
-//                      nonce_t, MAC("target" | Hello | nonce_t)
-//   Proof      I -> T  MAC("initiator" | Hello | Challenge)
+//                      nonce_t, MAC("target" | Hello | Challenge so far)
+//   Proof      I -> T  the name of I's window towards T ("" none: created only now, T being authentic),
+//                      MAC("initiator" | Hello | Challenge | that name)
 //   Accept     T -> I  whether T mapped I's window, the name of T's window towards I ("" none)
 //   Ready      I -> T  whether I mapped T's window
 // T serves nothing and maps nothing before the Proof checked out; I sends nothing but the Hello before

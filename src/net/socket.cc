@@ -85,7 +85,7 @@ bool waitFor(int fd, short events, const Deadline& deadline) {
 bool peerWentAway(int err) { return err == ECONNRESET || err == EPIPE || err == ENOTCONN; }
 
 [[noreturn]] void throwIoError(const char* what, int err, const std::string& peer) {
-  if (peerWentAway(err)) throw PeerError(-1, "", concat(peer, ": ", what, " failed: ", std::strerror(err)));
+  if (peerWentAway(err)) throw PeerError(-1, "", concat(what, " ", peer, " failed: ", std::strerror(err)));
   throw SystemError::fromErrno(concat(what, " ", peer), err);
 }
 

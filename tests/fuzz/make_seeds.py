@@ -144,8 +144,9 @@ def main():
     body += struct.pack("<IIHHQ", 0, 1, 0, 0, 4096) + struct.pack("<IIHHQ", 1, 2, 1, 0, 1 << 20)
     write("agent_wire", "blob", body + hmac.new(key, b"hetccl agent metadata v1" + body, hashlib.sha256).digest())
     hello = struct.pack("<II", 0x48474148, 1) + bytes([1] * 16) + bytes([7] * 16) + bytes(range(16))
-    hello += text(b"decode-1") + struct.pack("<I", 1) + text(b"/hetccl-agw-00112233445566778899aabb")
-    write("agent_wire", "hello", struct.pack("<I", len(hello)) + hello + struct.pack("<I", 32) + bytes(32))
+    hello += text(b"decode-1") + struct.pack("<I", 1)
+    proof = text(b"/hetccl-agw-4242-00112233445566778899aabb") + bytes(32)
+    write("agent_wire", "hello", struct.pack("<I", len(hello)) + hello + struct.pack("<I", len(proof)) + proof)
 
 
 if __name__ == "__main__":

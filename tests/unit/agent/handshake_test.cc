@@ -1,7 +1,7 @@
 // The connection handshake (src/agent/handshake.hpp) over real loopback sockets: both sides learn what
 // the other offered only when both hold the secret and the target is the incarnation expected; another
 // secret on either side, a stale incarnation or garbage fail with a reason, and the target maps nothing
-// before the initiator proved the secret. ~0.2 s.
+// before the initiator proved the secret, nor the initiator create one before the target did. ~0.2 s.
 #include <gtest/gtest.h>
 
 #include <future>
@@ -36,7 +36,8 @@ struct Outcome {
   std::string initiatorError, targetError;
   InitiatorOutcome initiator;
   TargetOutcome target;
-  bool targetMapped = false;  ///< the target's openOut was called
+  bool targetMapped = false;      ///< the target's openOut was called
+  bool initiatorCreated = false;  ///< the initiator's createOut was called
   std::string backOpened;
 };
 
@@ -47,7 +48,11 @@ Outcome handshake(const bootstrap::Secret& ikey, const bootstrap::Secret& tkey, 
   offer.name = "decode-1";
   offer.self = inc(1);
   offer.expected = expected;
-  offer.outWindow = "/initiator-window";
+  offer.wantWindows = true;
+  offer.createOut = [&] {
+    run.initiatorCreated = true;
+    return std::string("/initiator-window");
+  };
   offer.openBack = [&](const std::string& n) {
     run.backOpened = n;
     return true;
@@ -96,6 +101,7 @@ TEST(AgentHandshake, AnotherSecretAtTheTargetFailsTheInitiator) {
   EXPECT_NE(r.initiatorError.find("failed authentication"), std::string::npos) << r.initiatorError;
   EXPECT_NE(r.targetError, "");
   EXPECT_FALSE(r.targetMapped) << "the target mapped a window before the initiator proved the secret";
+  EXPECT_FALSE(r.initiatorCreated) << "the initiator created a window for a target that did not prove the secret";
 }
 
 TEST(AgentHandshake, AnotherSecretAtTheInitiatorIsRefusedBeforeAnythingIsMapped) {
@@ -112,6 +118,7 @@ TEST(AgentHandshake, AStaleIncarnationIsNamedOnBothSides) {
   EXPECT_NE(r.initiatorError.find("stale metadata"), std::string::npos) << r.initiatorError;
   EXPECT_NE(r.targetError.find("stale metadata"), std::string::npos) << r.targetError;
   EXPECT_FALSE(r.targetMapped);
+  EXPECT_FALSE(r.initiatorCreated);
 }
 
 TEST(AgentHandshake, GarbageIsRefusedWithoutWaitingForTheDeadline) {
