@@ -125,7 +125,10 @@ HETCCL_API hetcclResult_t hetcclAgentForgetRemote(hetcclAgent_t agent, const cha
 HETCCL_API hetcclResult_t hetcclAgentRegister(hetcclAgent_t agent, void* buf, size_t bytes, hetcclAgentMem_t* mem,
                                               uint32_t* id);
 /** Ends a registration: peers' later accesses fail as stale; waits (at most the agent's timeout) for
- *  transfers reading or writing it right now -- local ones included -- to finish. The handle is released. */
+ *  transfers reading or writing it right now -- local ones included -- to finish. The handle is released
+ *  either way. On success the memory may be freed. On failure (hetcclRemoteError: a transfer still used it
+ *  at the timeout) no new access starts, but the one in progress may still touch the memory until it
+ *  ends: free it only after hetcclAgentDestroy. */
 HETCCL_API hetcclResult_t hetcclAgentDeregister(hetcclAgentMem_t mem);
 /** *id = region id; *kind (may be NULL) = hetcclMemHost / hetcclMemCuda / hetcclMemHip (hetccl_rma.h
  *  values); *bytes (may be NULL) = size. */

@@ -12,6 +12,7 @@ Binding: ctypes over the C API of libhetccl.so (no compiled extension; see pytho
 measured per-call overhead). library_path() says which libhetccl.so was loaded.
 """
 
+from ._agent import READ, WRITE, Agent, AgentMemory, AgentUnavailableError, Xfer, agent_available, range_dtype
 from ._comm import (AVG, MAX, MIN, PROD, SUM, Communicator, DataType, PreMulSumOp, ReduceOp, get_unique_id, group,
                     init, library_path, library_source, version)
 from ._errors import (ArgumentOverflowError, DtypeError, HetcclError, HetcclSystemError, InProgressError, InternalError,
@@ -32,5 +33,6 @@ __all__ = [
     "DtypeError", "HetcclError",
     "HetcclSystemError", "InProgressError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
     "RemoteError", "UnhandledCudaError", "LaunchEnv", "launch_env", "launched", "Memory", "RemoteMemory",
-    "Request", "RmaUnavailableError", "notify_on_stream", "rma_available", "wait_all",
+    "Request", "RmaUnavailableError", "notify_on_stream", "rma_available", "wait_all", "Agent", "AgentMemory",
+    "AgentUnavailableError", "Xfer", "READ", "WRITE", "agent_available", "range_dtype",
 ]
