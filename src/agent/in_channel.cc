@@ -74,6 +74,12 @@ void InChannel::run() {
   finished_.store(true);
 }
 
+CopyEngine* InChannel::engine() {
+  if (!core_.memory->hasGpu()) return nullptr;
+  if (!engine_) engine_ = std::make_unique<CopyEngine>(core_.memory->gpu());
+  return engine_.get();
+}
+
 void InChannel::sendReply(const Reply& reply, Deadline d) { sock_.sendAll(&reply, sizeof reply, d, label_); }
 
 void InChannel::serve() {
@@ -172,7 +178,7 @@ void InChannel::serveTransfer(const MsgHeader& h) {
   };
   if (isWrite) {
     // Refused: drained (segments without memory) so that the connection stays in step.
-    PayloadLink(sock_, out_.get(), *core_.memory, label_).recv(segments, d, poll);
+    PayloadLink(sock_, out_.get(), *core_.memory, engine(), label_).recv(segments, d, poll);
     if (reply.status == 0 && !notif.empty()) {
       // Every byte is in place (host stores done, device copies complete): only now the notification.
       Notification n{peerName_, std::move(notif)};
@@ -182,7 +188,7 @@ void InChannel::serveTransfer(const MsgHeader& h) {
     return;
   }
   sendReply(reply, d);
-  if (reply.status == 0) PayloadLink(sock_, back_.get(), *core_.memory, label_).send(segments, d, poll);
+  if (reply.status == 0) PayloadLink(sock_, back_.get(), *core_.memory, engine(), label_).send(segments, d, poll);
 }
 
 }  // namespace hetccl::agent

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "agent/core.hpp"
+#include "agent/payload.hpp"
 #include "net/socket.hpp"
 #include "rma/window.hpp"
 
@@ -39,6 +40,7 @@ class InChannel {
   /// Checks and holds every range; on a refusal fills `reply` and releases what it held.
   std::vector<rma::RegionRef> holdRanges(const std::vector<WireRange>& table, std::vector<Segment>& segments, Reply& reply);
   void sendReply(const Reply& reply, Deadline d);
+  CopyEngine* engine();
 
   AgentCore& core_;
   net::Socket sock_;
@@ -49,6 +51,7 @@ class InChannel {
   bool stopped_ = false;
   std::atomic<bool> finished_{false};
   std::atomic<bool> authenticated_{false};
+  std::unique_ptr<CopyEngine> engine_;  ///< the thread's (created at its first device copy through a window)
   std::thread thread_;
 };
 

@@ -190,6 +190,12 @@ bool OutChannel::closedByPeer() const {
   return ::poll(&p, 1, 0) != 0;
 }
 
+CopyEngine* OutChannel::engine() {
+  if (!core_.memory->hasGpu()) return nullptr;
+  if (!engine_) engine_ = std::make_unique<CopyEngine>(core_.memory->gpu());
+  return engine_.get();
+}
+
 void OutChannel::disconnect() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   sock_.close();
@@ -238,13 +244,13 @@ void OutChannel::execute(Post& post) {
   if (h.notifBytes) sock_.sendAll(post.notif.data(), h.notifBytes, d, label_);
   Reply reply;
   if (post.type == MsgType::Write) {
-    PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, label_).send(post.local, d, poll);
+    PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, engine(), label_).send(post.local, d, poll);
   }
   sock_.recvAll(&reply, sizeof reply, d, label_);
   if (reply.id != h.id) throw PeerError(-1, "", concat(label_, ": reply to request ", reply.id, ", expected ", h.id));
   checkReply(post, reply);
   if (post.type != MsgType::Read) return;
-  PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, label_).recv(post.local, d, poll);
+  PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, engine(), label_).recv(post.local, d, poll);
   if (post.notif.empty()) return;
   MsgHeader n;
   n.type = static_cast<uint32_t>(MsgType::Notify);

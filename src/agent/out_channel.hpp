@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "agent/core.hpp"
+#include "agent/payload.hpp"
 #include "agent/metadata.hpp"
 #include "net/socket.hpp"
 #include "rma/window.hpp"
@@ -36,6 +37,7 @@ class OutChannel {
   void run();
   void connect();
   void disconnect() noexcept;
+  CopyEngine* engine();
   bool closedByPeer() const;
   void execute(Post& post);
   void checkReply(const Post& post, const Reply& reply) const;
@@ -55,6 +57,7 @@ class OutChannel {
   std::unique_ptr<rma::Window> out_, back_;  // the thread's
   bool outMapped_ = false, backMapped_ = false;
   uint64_t nextId_ = 1;
+  std::unique_ptr<CopyEngine> engine_;  ///< the thread's (created at its first device copy through a window)
   std::thread thread_;
 };
 

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <deque>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -42,11 +43,43 @@ class Stage {
   rma::MemoryAccess::Buffer buf_;
 };
 
+/// Waits for the copies queued on `stream` when it goes out of scope (success: nothing is left; a
+/// failure: the copies still running must finish before the window or the memory may go).
+struct StreamDrain {
+  CopyEngine* engine;
+  void* stream;
+  ~StreamDrain() {
+    if (!stream) return;
+    try {
+      engine->gpu()->synchronize(stream);
+    } catch (const std::exception&) {  // the runtime failed: nothing more can be waited for
+    }
+  }
+};
+
 }  // namespace
 
-void PayloadLink::move(std::span<const Segment> segments, size_t& seg, uint64_t& off, unsigned char* buf, uint64_t n,
-                       bool toBuf) {
-  // Copies grouped by kind so that the device ones of a chunk are one batch with one synchronisation.
+CopyEngine::~CopyEngine() {
+  for (void* e : events_)
+    if (e) gpu_->destroyEvent(e);
+  if (stream_) gpu_->destroyStream(stream_);
+}
+
+void* CopyEngine::stream() {
+  if (!stream_) stream_ = gpu_->createStream();
+  return stream_;
+}
+
+void* CopyEngine::event(size_t i) {
+  if (i >= events_.size()) events_.resize(i + 1, nullptr);
+  if (!events_[i]) events_[i] = gpu_->createEvent();
+  return events_[i];
+}
+
+bool PayloadLink::move(std::span<const Segment> segments, size_t& seg, uint64_t& off, unsigned char* buf, uint64_t n,
+                       bool toBuf, void* stream) {
+  // Copies grouped by kind so that the device ones of a chunk are one batch (one synchronisation, or
+  // none when queued on `stream`).
   std::vector<rma::MemoryAccess::Copy> host, device;
   rma::MemKind deviceKind = rma::MemKind::Host;
   uint64_t at = 0;
@@ -71,32 +104,101 @@ void PayloadLink::move(std::span<const Segment> segments, size_t& seg, uint64_t&
     }
   }
   if (!host.empty()) memory_.copyAll(rma::MemKind::Host, host);
-  if (!device.empty()) memory_.copyAll(deviceKind, device);
+  if (device.empty()) return false;
+  if (stream) {
+    memory_.copyAllAsync(deviceKind, device, stream);
+    return true;
+  }
+  memory_.copyAll(deviceKind, device);
+  return false;
 }
 
-template <typename Ready>
-void PayloadLink::waitWindow(Ready&& ready, Deadline deadline, const std::function<void()>& poll, const char* what) {
-  // Spin briefly (a chunk is usually a few microseconds away), then yield, then sleep in short steps;
-  // every 64 rounds check the stop/cancel flags, the deadline and the socket: it is silent while a
-  // payload crosses the window, so readable means the peer closed it (or sent garbage).
-  for (uint64_t i = 0;; ++i) {
-    if (ready()) return;
-    if (i < 1024) continue;
-    if ((i & 63) == 0) {
-      poll();
-      pollfd p{sock_.fd(), POLLIN, 0};
-      if (::poll(&p, 1, 0) > 0) {
-        unsigned char b;
-        const ssize_t got = ::recv(sock_.fd(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (got == 0 || (p.revents & (POLLHUP | POLLERR)))
-          throw PeerError(-1, "", concat(peer_, ": connection closed while waiting for ", what, " (the agent stopped or died)"));
-        if (got > 0) throw PeerError(-1, "", concat(peer_, ": unexpected message while waiting for ", what));
-      }
-      if (deadline.expired())
-        throw TimeoutError(-1, "", concat(peer_, ": no progress through the shared-memory window (", what, ")"));
+void PayloadLink::idle(uint64_t& round, Deadline deadline, const std::function<void()>& poll, const char* what) {
+  const uint64_t i = round++;
+  if (i < 1024) return;
+  if ((i & 63) == 0) {
+    poll();
+    pollfd p{sock_.fd(), POLLIN, 0};
+    if (::poll(&p, 1, 0) > 0) {
+      unsigned char b;
+      const ssize_t got = ::recv(sock_.fd(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (got == 0 || (p.revents & (POLLHUP | POLLERR)))
+        throw PeerError(-1, "", concat(peer_, ": connection closed while waiting for ", what, " (the agent stopped or died)"));
+      if (got > 0) throw PeerError(-1, "", concat(peer_, ": unexpected message while waiting for ", what));
     }
-    if (i < 20000) std::this_thread::yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (deadline.expired())
+      throw TimeoutError(-1, "", concat(peer_, ": no progress through the shared-memory window (", what, ")"));
+  }
+  if (i < 20000) std::this_thread::yield();
+  else std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
+void PayloadLink::sendWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll) {
+  uint64_t left = totalOf(segments);
+  size_t seg = 0;
+  uint64_t off = 0, chunk = 0, round = 0;
+  void* stream = engine_ ? engine_->stream() : nullptr;
+  const StreamDrain drain{engine_, stream};  // a failure leaves no copy running into a slot or the ranges
+  std::deque<void*> queued;  // chunks filled (or being filled: their event) and not yet published, in order
+  while (left > 0 || !queued.empty()) {
+    bool progress = false;
+    while (!queued.empty() && (!queued.front() || engine_->gpu()->isReached(queued.front()))) {
+      window_->publish();
+      queued.pop_front();
+      progress = true;
+    }
+    if (left > 0 && queued.size() < window_->slots()) {
+      if (unsigned char* slot = window_->freeSlotAhead(queued.size())) {
+        const uint64_t n = std::min<uint64_t>(left, window_->slotBytes());
+        void* event = nullptr;
+        if (move(segments, seg, off, slot, n, true, stream)) {
+          event = engine_->event(chunk % window_->slots());
+          engine_->gpu()->record(event, stream);
+        }
+        queued.push_back(event);
+        ++chunk;
+        left -= n;
+        progress = true;
+      }
+    }
+    if (progress) round = 0;
+    else idle(round, deadline, poll, "a free window slot");
+  }
+}
+
+void PayloadLink::recvWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll) {
+  uint64_t left = totalOf(segments);
+  size_t seg = 0;
+  uint64_t off = 0, chunk = 0, round = 0;
+  void* stream = engine_ ? engine_->stream() : nullptr;
+  const StreamDrain drain{engine_, stream};  // a failure leaves no copy running into a slot or the ranges
+  std::deque<void*> queued;  // chunks being copied out (their event) and not yet released, in order
+  std::string problem;
+  while (left > 0 || !queued.empty()) {
+    bool progress = false;
+    while (!queued.empty() && (!queued.front() || engine_->gpu()->isReached(queued.front()))) {
+      window_->release();
+      queued.pop_front();
+      progress = true;
+    }
+    if (left > 0 && queued.size() < window_->slots()) {
+      const unsigned char* slot = window_->fullSlotAhead(queued.size(), problem);
+      if (!problem.empty()) throw PeerError(-1, "", concat(peer_, ": shared-memory window: ", problem));
+      if (slot) {
+        const uint64_t n = std::min<uint64_t>(left, window_->slotBytes());
+        void* event = nullptr;
+        if (move(segments, seg, off, const_cast<unsigned char*>(slot), n, false, stream)) {
+          event = engine_->event(chunk % window_->slots());
+          engine_->gpu()->record(event, stream);
+        }
+        queued.push_back(event);
+        ++chunk;
+        left -= n;
+        progress = true;
+      }
+    }
+    if (progress) round = 0;
+    else idle(round, deadline, poll, "the next chunk of the payload");
   }
 }
 
@@ -104,17 +206,7 @@ void PayloadLink::send(std::span<const Segment> segments, Deadline deadline, con
   uint64_t left = totalOf(segments);
   size_t seg = 0;
   uint64_t off = 0;
-  if (window_) {
-    while (left > 0) {
-      unsigned char* slot = nullptr;
-      waitWindow([&] { return (slot = window_->freeSlot()) != nullptr; }, deadline, poll, "a free window slot");
-      const uint64_t n = std::min<uint64_t>(left, window_->slotBytes());
-      move(segments, seg, off, slot, n, true);
-      window_->publish();
-      left -= n;
-    }
-    return;
-  }
+  if (window_) return sendWindow(segments, deadline, poll);
   Stage stage(memory_);
   while (left > 0) {
     poll();
@@ -157,24 +249,7 @@ void PayloadLink::recv(std::span<const Segment> segments, Deadline deadline, con
   uint64_t left = totalOf(segments);
   size_t seg = 0;
   uint64_t off = 0;
-  if (window_) {
-    while (left > 0) {
-      const unsigned char* slot = nullptr;
-      std::string problem;
-      waitWindow(
-          [&] {
-            slot = window_->fullSlot(problem);
-            if (!problem.empty()) throw PeerError(-1, "", concat(peer_, ": shared-memory window: ", problem));
-            return slot != nullptr;
-          },
-          deadline, poll, "the next chunk of the payload");
-      const uint64_t n = std::min<uint64_t>(left, window_->slotBytes());
-      move(segments, seg, off, const_cast<unsigned char*>(slot), n, false);
-      window_->release();
-      left -= n;
-    }
-    return;
-  }
+  if (window_) return recvWindow(segments, deadline, poll);
   Stage stage(memory_);
   while (left > 0) {
     poll();

@@ -4,7 +4,10 @@
 // same order and cut the stream into chunks of at most a slot, so no chunk needs a header.
 // Host memory is sent from / received into place (small ranges gathered into a staging buffer first);
 // device memory is copied through staging (socket) or straight into / out of the window's pinned slots
-// by the copy engine (rma::MemoryAccess). Every wait has the transfer's deadline; `poll` is called
+// by the copy engine (rma::MemoryAccess). Through a window the chunks are pipelined: up to a window's
+// worth of chunks are queued on the channel's stream (CopyEngine) at once, each published (sender) or
+// released (receiver) in order once its event is reached, so the copies of consecutive chunks run back to
+// back instead of one synchronisation each. Every wait has the transfer's deadline; `poll` is called
 // between chunks and while waiting (it throws to stop: cancel, agent destroyed). While waiting on a
 // window, a socket that becomes readable (the peer closed it or died) fails the transfer at once.
 #pragma once
@@ -13,8 +16,10 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/deadline.hpp"
+#include "device/gpu_runtime.hpp"
 #include "net/socket.hpp"
 #include "rma/mem_kind.hpp"
 #include "rma/memory_access.hpp"
@@ -30,26 +35,53 @@ struct Segment {
   rma::MemKind kind = rma::MemKind::Host;
 };
 
+/// A channel's own stream and events for the pipelined device copies through a window: created at the
+/// first use on the channel's thread (its device current), destroyed with the channel.
+class CopyEngine {
+ public:
+  explicit CopyEngine(device::GpuRuntime* gpu) : gpu_(gpu) {}
+  ~CopyEngine();
+  CopyEngine(const CopyEngine&) = delete;
+  CopyEngine& operator=(const CopyEngine&) = delete;
+  device::GpuRuntime* gpu() const { return gpu_; }
+  void* stream();
+  /// Event `i` (created on first use).
+  void* event(size_t i);
+
+ private:
+  device::GpuRuntime* gpu_;
+  void* stream_ = nullptr;
+  std::vector<void*> events_;
+};
+
 class PayloadLink {
  public:
-  /// `window` nullptr: the socket carries the payload. `peer` names the other side in errors.
-  PayloadLink(const net::Socket& sock, rma::Window* window, rma::MemoryAccess& memory, std::string peer)
-      : sock_(sock), window_(window), memory_(memory), peer_(std::move(peer)) {}
+  /// `window` nullptr: the socket carries the payload. `engine` nullptr (no GPU): window copies are
+  /// synchronous. `peer` names the other side in errors.
+  PayloadLink(const net::Socket& sock, rma::Window* window, rma::MemoryAccess& memory, CopyEngine* engine, std::string peer)
+      : sock_(sock), window_(window), memory_(memory), engine_(engine), peer_(std::move(peer)) {}
 
   void send(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
   void recv(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
 
  private:
   /// Copies the next `n` bytes of the stream between `segments` (cursor at seg/off) and `buf`
-  /// (toBuf: gather into buf; else scatter from buf). Advances the cursor.
-  void move(std::span<const Segment> segments, size_t& seg, uint64_t& off, unsigned char* buf, uint64_t n, bool toBuf);
-  /// Waits until `ready()` with the deadline, watching the socket for the peer's death.
-  template <typename Ready>
-  void waitWindow(Ready&& ready, Deadline deadline, const std::function<void()>& poll, const char* what);
+  /// (toBuf: gather into buf; else scatter from buf). Advances the cursor. With `stream`, device copies
+  /// are only queued on it (returns true when there were some); without, everything is done on return.
+  bool move(std::span<const Segment> segments, size_t& seg, uint64_t& off, unsigned char* buf, uint64_t n, bool toBuf,
+            void* stream = nullptr);
+  /// The window paths: chunks pipelined through the slots (see the top of this file).
+  void sendWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
+  void recvWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
+  /// One idle round of a window wait: spins, then yields, then sleeps 20 us; every 64 rounds checks
+  /// `poll`, the deadline and the socket (silent while a payload crosses the window: readable means the
+  /// peer closed it or sent garbage). `round` counts the idle rounds since the last progress.
+  void idle(uint64_t& round, Deadline deadline, const std::function<void()>& poll, const char* what);
 
   const net::Socket& sock_;
   rma::Window* window_;
   rma::MemoryAccess& memory_;
+  CopyEngine* engine_;
   std::string peer_;
 };
 

@@ -63,12 +63,21 @@ bool destinationsOverlap(std::span<const MemoryAccess::Copy> copies) {
 
 void MemoryAccess::copyAll(MemKind kind, std::span<const Copy> copies) const {
   if (!isDevice(kind) || !gpu_) {
-    for (const Copy& c : copies)
-      if (c.n) std::memcpy(c.dst, c.src, c.n);
+    copyAllAsync(kind, copies, nullptr);
     return;
   }
   std::lock_guard<std::mutex> lock(streamMu_);
   if (!copyStream_) copyStream_ = gpu_->createStream();  // non-blocking with respect to the null stream
+  copyAllAsync(kind, copies, copyStream_);
+  gpu_->synchronize(copyStream_);
+}
+
+void MemoryAccess::copyAllAsync(MemKind kind, std::span<const Copy> copies, void* stream) const {
+  if (!isDevice(kind) || !gpu_) {
+    for (const Copy& c : copies)
+      if (c.n) std::memcpy(c.dst, c.src, c.n);
+    return;
+  }
   if (copies.size() > 1 && !destinationsOverlap(copies)) {  // one batch: its copies run in any order
     std::vector<void*> dsts;
     std::vector<const void*> srcs;
@@ -79,12 +88,11 @@ void MemoryAccess::copyAll(MemKind kind, std::span<const Copy> copies) const {
         srcs.push_back(c.src);
         sizes.push_back(c.n);
       }
-    gpu_->copyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(), copyStream_);
+    gpu_->copyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(), stream);
   } else {  // in order: a later copy to the same bytes wins
     for (const Copy& c : copies)
-      if (c.n) gpu_->copyAsync(c.dst, c.src, c.n, copyStream_);
+      if (c.n) gpu_->copyAsync(c.dst, c.src, c.n, stream);
   }
-  gpu_->synchronize(copyStream_);
 }
 
 MemoryAccess::Buffer MemoryAccess::staging(size_t bytes) {

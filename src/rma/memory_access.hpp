@@ -46,6 +46,9 @@ class MemoryAccess {
   /// destinations overlap, else one by one in order -- and synchronised once (a chunk of many small ranges
   /// costs one synchronisation, not one per range).
   void copyAll(MemKind kind, std::span<const Copy> copies) const;
+  /// copyAll's device copies queued on `stream` (the caller's; the caller synchronises, e.g. with an
+  /// event); host copies (kind Host, or no GPU) are done on return.
+  void copyAllAsync(MemKind kind, std::span<const Copy> copies, void* stream) const;
 
   /// A host buffer of `bytes` (pinned where the rank has a GPU), from a pool of free ones; give it back
   /// with recycle(). Buffers are of size `bytes` rounded up to the pool's granule.

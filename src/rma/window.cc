@@ -65,10 +65,12 @@ std::unique_ptr<Window> Window::open(const std::string& name, int from, int to, 
   return std::unique_ptr<Window>(new Window(std::move(*seg), gpu));
 }
 
-unsigned char* Window::freeSlot() {
+unsigned char* Window::freeSlotAhead(uint64_t ahead) {
   const uint64_t released = header()->tail.load(std::memory_order_acquire);
-  if (sent_ - released >= slots_) return nullptr;  // (a tail beyond sent_ wraps to a huge value: no slot either)
-  return data_ + (sent_ % slots_) * slotBytes_;
+  const uint64_t chunk = sent_ + ahead;
+  // (a tail beyond sent_ wraps to a huge value: no slot either)
+  if (chunk - released >= slots_ || sent_ - released > slots_) return nullptr;
+  return data_ + (chunk % slots_) * slotBytes_;
 }
 
 void Window::publish() {
@@ -76,16 +78,16 @@ void Window::publish() {
   header()->head.store(++sent_, std::memory_order_release);
 }
 
-const unsigned char* Window::fullSlot(std::string& problem) {
+const unsigned char* Window::fullSlotAhead(uint64_t ahead, std::string& problem) {
   const uint64_t published = header()->head.load(std::memory_order_acquire);
   published_.acquire();
-  if (published == taken_) return nullptr;
   if (published - taken_ > slots_) {
     problem = concat("the sender published chunk ", published, " while chunk ", taken_, " was not released (", slots_,
                      " slots)");
     return nullptr;
   }
-  return data_ + (taken_ % slots_) * slotBytes_;
+  if (published - taken_ <= ahead) return nullptr;
+  return data_ + ((taken_ + ahead) % slots_) * slotBytes_;
 }
 
 void Window::release() { header()->tail.store(++taken_, std::memory_order_release); }

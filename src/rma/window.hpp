@@ -61,14 +61,21 @@ class Window {
   Window& operator=(const Window&) = delete;
 
   uint64_t slotBytes() const { return slotBytes_; }
+  uint32_t slots() const { return slots_; }
 
   /// Sender: the slot of the next chunk, or nullptr while every slot holds an unreleased chunk.
-  unsigned char* freeSlot();
+  unsigned char* freeSlot() { return freeSlotAhead(0); }
+  /// Sender: the slot of the chunk `ahead` places after the next one (chunks are published in order, so a
+  /// sender may fill several before publishing the first), or nullptr while it is not free.
+  unsigned char* freeSlotAhead(uint64_t ahead);
   /// Sender: the chunk in freeSlot() is written (its copies complete); the receiver may read it.
   void publish();
   /// Receiver: the slot of the next chunk, or nullptr while none is published; nullptr with `problem`
   /// set when the sender's counter is impossible (the caller fails the channel).
-  const unsigned char* fullSlot(std::string& problem);
+  const unsigned char* fullSlot(std::string& problem) { return fullSlotAhead(0, problem); }
+  /// Receiver: the slot of the chunk `ahead` places after the next one to release, or nullptr while it
+  /// is not published (chunks are released in order).
+  const unsigned char* fullSlotAhead(uint64_t ahead, std::string& problem);
   /// Receiver: the chunk in fullSlot() has been copied out; the sender may reuse its slot.
   void release();
   /// Both: forgets the chunks in flight (the channel failed; the window is never used again).
