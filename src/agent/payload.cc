@@ -133,61 +133,33 @@ void PayloadLink::idle(uint64_t& round, Deadline deadline, const std::function<v
   else std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
-void PayloadLink::sendWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll) {
+void PayloadLink::pumpWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll,
+                             bool sending) {
   uint64_t left = totalOf(segments);
   size_t seg = 0;
   uint64_t off = 0, chunk = 0, round = 0;
   void* stream = engine_ ? engine_->stream() : nullptr;
   const StreamDrain drain{engine_, stream};  // a failure leaves no copy running into a slot or the ranges
-  std::deque<void*> queued;  // chunks filled (or being filled: their event) and not yet published, in order
-  while (left > 0 || !queued.empty()) {
-    bool progress = false;
-    while (!queued.empty() && (!queued.front() || engine_->gpu()->isReached(queued.front()))) {
-      window_->publish();
-      queued.pop_front();
-      progress = true;
-    }
-    if (left > 0 && queued.size() < window_->slots()) {
-      if (unsigned char* slot = window_->freeSlotAhead(queued.size())) {
-        const uint64_t n = std::min<uint64_t>(left, window_->slotBytes());
-        void* event = nullptr;
-        if (move(segments, seg, off, slot, n, true, stream)) {
-          event = engine_->event(chunk % window_->slots());
-          engine_->gpu()->record(event, stream);
-        }
-        queued.push_back(event);
-        ++chunk;
-        left -= n;
-        progress = true;
-      }
-    }
-    if (progress) round = 0;
-    else idle(round, deadline, poll, "a free window slot");
-  }
-}
-
-void PayloadLink::recvWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll) {
-  uint64_t left = totalOf(segments);
-  size_t seg = 0;
-  uint64_t off = 0, chunk = 0, round = 0;
-  void* stream = engine_ ? engine_->stream() : nullptr;
-  const StreamDrain drain{engine_, stream};  // a failure leaves no copy running into a slot or the ranges
-  std::deque<void*> queued;  // chunks being copied out (their event) and not yet released, in order
+  // Chunks whose copies are queued (their event; nullptr: done already) and that are not yet published
+  // (sending) or released (receiving), in order.
+  std::deque<void*> queued;
   std::string problem;
   while (left > 0 || !queued.empty()) {
     bool progress = false;
     while (!queued.empty() && (!queued.front() || engine_->gpu()->isReached(queued.front()))) {
-      window_->release();
+      if (sending) window_->publish();
+      else window_->release();
       queued.pop_front();
       progress = true;
     }
     if (left > 0 && queued.size() < window_->slots()) {
-      const unsigned char* slot = window_->fullSlotAhead(queued.size(), problem);
+      unsigned char* slot = sending ? window_->freeSlotAhead(queued.size())
+                                    : const_cast<unsigned char*>(window_->fullSlotAhead(queued.size(), problem));
       if (!problem.empty()) throw PeerError(-1, "", concat(peer_, ": shared-memory window: ", problem));
       if (slot) {
         const uint64_t n = std::min<uint64_t>(left, window_->slotBytes());
         void* event = nullptr;
-        if (move(segments, seg, off, const_cast<unsigned char*>(slot), n, false, stream)) {
+        if (move(segments, seg, off, slot, n, sending, stream)) {
           event = engine_->event(chunk % window_->slots());
           engine_->gpu()->record(event, stream);
         }
@@ -198,93 +170,68 @@ void PayloadLink::recvWindow(std::span<const Segment> segments, Deadline deadlin
       }
     }
     if (progress) round = 0;
-    else idle(round, deadline, poll, "the next chunk of the payload");
+    else idle(round, deadline, poll, sending ? "a free window slot" : "the next chunk of the payload");
+  }
+}
+
+void PayloadLink::pumpSocket(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll,
+                             bool sending) {
+  // Host ranges of kDirectBytes and more go straight from / into place (a drained range has no memory:
+  // it goes through the staging buffer); everything else is gathered into (scattered from) kStageBytes.
+  const auto direct = [&](const Segment& t, uint64_t at) {
+    return (sending || t.data) && !rma::isDevice(t.kind) && t.bytes - at >= kDirectBytes;
+  };
+  uint64_t left = totalOf(segments);
+  size_t seg = 0;
+  uint64_t off = 0;
+  Stage stage(memory_);
+  while (left > 0) {
+    poll();
+    const Segment& s = segments[seg];
+    if (direct(s, off)) {
+      const uint64_t n = std::min<uint64_t>(s.bytes - off, kStageBytes * 4);
+      if (sending) sock_.sendAll(s.data + off, n, deadline, peer_);
+      else sock_.recvAll(s.data + off, n, deadline, peer_);
+      off += n;
+      if (off == s.bytes) {
+        ++seg;
+        off = 0;
+      }
+      left -= n;
+      continue;
+    }
+    // Up to kStageBytes, stopping before the next range that goes straight.
+    uint64_t n = 0;
+    for (size_t sg = seg, o = off; n < kStageBytes && sg < segments.size();) {
+      const Segment& t = segments[sg];
+      if (n > 0 && direct(t, o)) break;
+      const uint64_t take = std::min(kStageBytes - n, t.bytes - o);
+      n += take;
+      o += take;
+      if (o == t.bytes) {
+        ++sg;
+        o = 0;
+      }
+    }
+    if (sending) {
+      move(segments, seg, off, stage.get(), n, true);
+      sock_.sendAll(stage.get(), n, deadline, peer_);
+    } else {
+      sock_.recvAll(stage.get(), n, deadline, peer_);
+      move(segments, seg, off, stage.get(), n, false);
+    }
+    left -= n;
   }
 }
 
 void PayloadLink::send(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll) {
-  uint64_t left = totalOf(segments);
-  size_t seg = 0;
-  uint64_t off = 0;
-  if (window_) return sendWindow(segments, deadline, poll);
-  Stage stage(memory_);
-  while (left > 0) {
-    poll();
-    const Segment& s = segments[seg];
-    if (!rma::isDevice(s.kind) && s.bytes - off >= kDirectBytes) {  // straight from place
-      const uint64_t n = std::min<uint64_t>(s.bytes - off, kStageBytes * 4);
-      sock_.sendAll(s.data + off, n, deadline, peer_);
-      off += n;
-      if (off == s.bytes) {
-        ++seg;
-        off = 0;
-      }
-      left -= n;
-      continue;
-    }
-    // Gather up to kStageBytes, stopping before the next long host range.
-    uint64_t n = 0;
-    {
-      size_t sg = seg;
-      uint64_t o = off;
-      while (n < kStageBytes && sg < segments.size()) {
-        const Segment& t = segments[sg];
-        if (n > 0 && !rma::isDevice(t.kind) && t.bytes - o >= kDirectBytes) break;
-        const uint64_t take = std::min(kStageBytes - n, t.bytes - o);
-        n += take;
-        o += take;
-        if (o == t.bytes) {
-          ++sg;
-          o = 0;
-        }
-      }
-    }
-    move(segments, seg, off, stage.get(), n, true);
-    sock_.sendAll(stage.get(), n, deadline, peer_);
-    left -= n;
-  }
+  if (window_) pumpWindow(segments, deadline, poll, true);
+  else pumpSocket(segments, deadline, poll, true);
 }
 
 void PayloadLink::recv(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll) {
-  uint64_t left = totalOf(segments);
-  size_t seg = 0;
-  uint64_t off = 0;
-  if (window_) return recvWindow(segments, deadline, poll);
-  Stage stage(memory_);
-  while (left > 0) {
-    poll();
-    const Segment& s = segments[seg];
-    if (s.data && !rma::isDevice(s.kind) && s.bytes - off >= kDirectBytes) {  // straight into place
-      const uint64_t n = std::min<uint64_t>(s.bytes - off, kStageBytes * 4);
-      sock_.recvAll(s.data + off, n, deadline, peer_);
-      off += n;
-      if (off == s.bytes) {
-        ++seg;
-        off = 0;
-      }
-      left -= n;
-      continue;
-    }
-    uint64_t n = 0;
-    {
-      size_t sg = seg;
-      uint64_t o = off;
-      while (n < kStageBytes && sg < segments.size()) {
-        const Segment& t = segments[sg];
-        if (n > 0 && t.data && !rma::isDevice(t.kind) && t.bytes - o >= kDirectBytes) break;
-        const uint64_t take = std::min(kStageBytes - n, t.bytes - o);
-        n += take;
-        o += take;
-        if (o == t.bytes) {
-          ++sg;
-          o = 0;
-        }
-      }
-    }
-    sock_.recvAll(stage.get(), n, deadline, peer_);
-    move(segments, seg, off, stage.get(), n, false);
-    left -= n;
-  }
+  if (window_) pumpWindow(segments, deadline, poll, false);
+  else pumpSocket(segments, deadline, poll, false);
 }
 
 }  // namespace hetccl::agent

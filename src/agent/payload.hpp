@@ -70,9 +70,10 @@ class PayloadLink {
   /// are only queued on it (returns true when there were some); without, everything is done on return.
   bool move(std::span<const Segment> segments, size_t& seg, uint64_t& off, unsigned char* buf, uint64_t n, bool toBuf,
             void* stream = nullptr);
-  /// The window paths: chunks pipelined through the slots (see the top of this file).
-  void sendWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
-  void recvWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
+  /// The window path: chunks pipelined through the slots (see the top of this file).
+  void pumpWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll, bool sending);
+  /// The socket path.
+  void pumpSocket(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll, bool sending);
   /// One idle round of a window wait: spins, then yields, then sleeps 20 us; every 64 rounds checks
   /// `poll`, the deadline and the socket (silent while a payload crosses the window: readable means the
   /// peer closed it or sent garbage). `round` counts the idle rounds since the last progress.

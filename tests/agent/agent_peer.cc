@@ -417,9 +417,17 @@ struct Local {
   uint32_t id = 0;
 };
 
+// Buffers live until the process exits (an agent may touch registered memory until it is destroyed): they
+// are kept in a list that stays reachable, so LeakSanitizer does not report them.
+std::vector<void*>& buffers() {
+  static auto* all = new std::vector<void*>;  // never destroyed: still reachable when LeakSanitizer looks
+  return *all;
+}
+
 uint8_t* allocBytes(uint64_t bytes) {
   void* p = nullptr;
   if (posix_memalign(&p, 4096, (bytes + 4095) / 4096 * 4096) != 0) die("out of memory (%llu bytes)", ull(bytes));
+  buffers().push_back(p);
   return static_cast<uint8_t*>(p);
 }
 

@@ -11,12 +11,7 @@
 # (rma_device_check.cc).
 set -euo pipefail
 build=$(cd "$1" && pwd)
-fake="$build/tests/fake_hip/libhetccl-fakehip.so"
-[[ -e $build/libhetccl-hip.so && -e $fake ]] || { echo "no HIP plugin or fake runtime in $build: skipped"; exit 77; }
-mkdir -p "$build/fake_rocm"
-ln -sfn "$fake" "$build/fake_rocm/libamdhip64.so.7"
-export LD_LIBRARY_PATH="$build/fake_rocm${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export HETCCL_HIP_PLUGIN="$build/libhetccl-hip.so" HETCCL_HIPRTC_LIB="$build/fake_rocm/libamdhip64.so.7"
+source "$(dirname "$0")/fake_rocm_env.sh"
 export HETCCL_TIMEOUT=60 HETCCL_DEBUG=WARN
 run="$build/tools/hetccl-run" perf="$build/tools/hetccl-perf"
 failed=0

@@ -6,13 +6,8 @@
 set -uo pipefail
 build=$(cd "$1" && pwd)
 mode=$2 transport=${3:-shm}
-fake="$build/tests/fake_hip/libhetccl-fakehip.so"
 prog="$build/tests/fake_hip/rma_stream_check"
-[[ -e $build/libhetccl-hip.so && -e $fake && -x $prog ]] || { echo "no HIP plugin, fake runtime or $prog: skipped"; exit 77; }
-mkdir -p "$build/fake_rocm"
-ln -sfn "$fake" "$build/fake_rocm/libamdhip64.so.7"
-export LD_LIBRARY_PATH="$build/fake_rocm${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export HETCCL_HIP_PLUGIN="$build/libhetccl-hip.so" HETCCL_HIPRTC_LIB="$build/fake_rocm/libamdhip64.so.7"
+FAKE_ROCM_NEEDS=$prog source "$(dirname "$0")/fake_rocm_env.sh"
 export HETCCL_DEVICE=hip HETCCL_TRANSPORT=$transport HETCCL_UCX=off HETCCL_DEBUG=${HETCCL_DEBUG:-WARN}
 export HETCCL_TIMEOUT=${HETCCL_TIMEOUT:-60}
 # shm: the RMA pieces take the window (the default for GPU ranks of one host); tcp: the connections, device
