@@ -117,7 +117,7 @@ TEST_P(AgentTest, DeregisteringAgainstReadsEndsEachReadWholeOrStale) {
   for (uint64_t i = 0; i < bufB.size(); ++i) bufB[i] = pattern(7, i);
   auto x = prep(MsgType::Read, 0, 0, bufB.size());
   std::atomic<bool> stop{false};
-  int whole = 0, stale = 0, other = 0;
+  std::atomic<int> whole{0}, stale{0}, other{0};
   std::thread reader([&] {
     while (!stop.load()) {
       std::fill(bufA.begin(), bufA.end(), 0);
@@ -137,14 +137,17 @@ TEST_P(AgentTest, DeregisteringAgainstReadsEndsEachReadWholeOrStale) {
       }
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // At least one whole read first (no sleep: sanitizer builds are many times slower), then deregister
+  // while the reader keeps posting.
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (whole.load() == 0 && other.load() == 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   b->deregister(rb.id, rb.generation);  // waits for a read in progress
   std::vector<unsigned char>().swap(bufB);  // freed: a read still touching it would be caught by ASan
   reader.join();
   stop = true;
-  EXPECT_GT(whole, 0);
-  EXPECT_EQ(stale, 1);
-  EXPECT_EQ(other, 0);
+  EXPECT_GT(whole.load(), 0);
+  EXPECT_EQ(stale.load(), 1);
+  EXPECT_EQ(other.load(), 0);
 }
 
 TEST_P(AgentTest, CancelEndsQueuedAndRunningPostsAndTheNextPostWorks) {
