@@ -19,6 +19,7 @@ not end the registration. An Xfer dropped while its post still runs is released 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import enum
 import sys
@@ -331,6 +332,15 @@ def _interface_view(ai, what, gpu):
     return ptr, n * itemsize, gpu
 
 
+def _device_of(obj):
+    """torch exports a CUDA tensor through DLPack only while its device is the current one (a tensor of
+    another GPU of the process raises): the export runs under that device. Other objects: no context."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Tensor) and obj.is_cuda:
+        return torch.cuda.device(obj.device)
+    return contextlib.nullcontext()
+
+
 def _memory_of(obj, device, what="registered buffer"):
     """(address, nbytes, keep) of obj's memory: DLPack objects and the buffer protocol through _dlpack.export
     (as communicators do), else __cuda_array_interface__ (device memory) or __array_interface__ (host)."""
@@ -349,7 +359,8 @@ def _memory_of(obj, device, what="registered buffer"):
             if ai is not None:
                 ptr, n, _ = _interface_view(ai, what, False)
                 return ptr, n, obj
-    v = export(obj, None, True, what)
+    with _device_of(obj):
+        v = export(obj, None, True, what)
     if v[4] in GPU_DEVICES:
         if device < 0:
             raise InvalidUsageError(f"{what} is GPU memory (device {v[5]}) but this agent was created with device=-1 "

@@ -70,19 +70,59 @@ def layer_names():
     return [f"model.layers.{i}.self_attn.attn" for i in range(LAYERS)]
 
 
-def make_caches():
+def cache_device(kind):
+    """The torch device of this engine's cache ("cuda:0"...) from HETCCL_KV_TEST_DEVICES ("prefill=cuda:0,
+    decode=cuda:1"; GPU runs by hand, bench/results/vllm_connector_h200x2_2026-11-29), else None: NumPy."""
+    for item in filter(None, os.environ.get("HETCCL_KV_TEST_DEVICES", "").split(",")):
+        k, _, dev = item.partition("=")
+        if k == kind:
+            return dev
+    return None
+
+
+def make_caches(device=None):
     out = {}
     for i, n in enumerate(layer_names()):
         shape = (2, NBLOCKS, BLOCK, HEADS, DIM) if i < LAYERS - 1 else (NBLOCKS, 2, BLOCK, HEADS, DIM)
-        out[n] = np.zeros(shape, np.float16)
+        if device:
+            import torch
+
+            if device.startswith("cuda"):
+                torch.cuda.set_device(device)  # as a vLLM worker does for its GPU
+            out[n] = torch.zeros(shape, dtype=torch.float16, device=device)
+        else:
+            out[n] = np.zeros(shape, np.float16)
     return out
 
 
 def block_planes(cache, b):
-    """The byte views of block b of a layer, one per plane (what the connector moves as ranges)."""
+    """Block b of a layer, one view per plane (what the connector moves as ranges)."""
     if cache.shape[0] == 2 and cache.shape[1] == NBLOCKS:
-        return [cache[0, b].reshape(-1).view(np.uint8), cache[1, b].reshape(-1).view(np.uint8)]
-    return [cache[b].reshape(-1).view(np.uint8)]
+        return [cache[0, b], cache[1, b]]
+    return [cache[b]]
+
+
+def plane_bytes(p):
+    return p.numel() * 2 if hasattr(p, "numel") else p.nbytes
+
+
+def write_plane(p, data):
+    """Stores uint8 `data` (NumPy) into plane `p` (a NumPy view, or a torch tensor on a GPU)."""
+    if hasattr(p, "numel"):
+        import torch
+
+        p.reshape(-1).view(torch.uint8).copy_(torch.from_numpy(data))
+    else:
+        p.reshape(-1).view(np.uint8)[:] = data
+
+
+def read_plane(p):
+    """Plane `p`'s bytes as a NumPy uint8 array (copied to the host for a GPU tensor)."""
+    if hasattr(p, "numel"):
+        import torch
+
+        return p.reshape(-1).view(torch.uint8).cpu().numpy()
+    return p.reshape(-1).view(np.uint8)
 
 
 def pattern(engine, seed, rid, layer, plane, pos, n):
@@ -104,7 +144,7 @@ class Engine:
             cache_config=SimpleNamespace(block_size=BLOCK, num_gpu_blocks=NBLOCKS))
         self.sched = HetcclConnector(vcfg, KVConnectorRole.SCHEDULER)
         self.worker = HetcclConnector(vcfg, KVConnectorRole.WORKER)
-        self.caches = make_caches()
+        self.caches = make_caches(cache_device(kind))
         self.worker.register_kv_caches(self.caches)
         self.free = list(range(NBLOCKS))
         random.Random(zlib.crc32(engine_id.encode())).shuffle(self.free)
@@ -129,7 +169,7 @@ class Engine:
         for b in blocks:  # a freed block is zeroed: stale bytes of a failed read never pass a check
             for c in self.caches.values():
                 for p in block_planes(c, b):
-                    p[:] = 0
+                    write_plane(p, np.zeros(plane_bytes(p), np.uint8))
         self.free.extend(blocks)
 
     def add(self, rid, ntokens, params, expect=None):
@@ -182,7 +222,7 @@ class Engine:
                 for rid in running:
                     for pos, b in enumerate(self.reqs[rid].block_ids):
                         for pi, p in enumerate(block_planes(self.caches[name], b)):
-                            p[:] = pattern(self.id, self.seed, rid, li, pi, pos, p.size)
+                            write_plane(p, pattern(self.id, self.seed, rid, li, pi, pos, plane_bytes(p)))
             w.save_kv_layer(name, self.caches[name], None)
         w.wait_for_save()
         fin, self.finished_ids = self.finished_ids, set()
@@ -226,8 +266,9 @@ class Engine:
         for li, name in enumerate(layer_names()):
             for pos, b in enumerate(req.block_ids):
                 for pi, p in enumerate(block_planes(self.caches[name], b)):
-                    exp = pattern(eng, seed, req.request_id, li, pi, pos, p.size)
-                    bad = np.flatnonzero(p != exp)
+                    got = read_plane(p)
+                    exp = pattern(eng, seed, req.request_id, li, pi, pos, got.size)
+                    bad = np.flatnonzero(got != exp)
                     if bad.size:
                         self.results[req.request_id] = (f"bad: layer {li} plane {pi} block {b} (position {pos}): "
                                                         f"{bad.size} bytes differ, first at {int(bad[0])}")
