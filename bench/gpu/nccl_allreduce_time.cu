@@ -4,7 +4,8 @@
 // One process per GPU, started by the caller:
 //   NCCL_TIME_RANK=r NCCL_TIME_NRANKS=n NCCL_TIME_ID_FILE=/tmp/id nccl_allreduce_time [-b 8] [-e 1M] [-f 2] [-n 200] [-w 20]
 // Rank 0 writes the NCCL unique id to the file, the others wait for it. Prints "rank R bytes B time_us T" per
-// size (float32 sum, out of place). Build: nvcc -O2 -o nccl_allreduce_time nccl_allreduce_time.cu -lnccl
+// size (float32 sum, out of place), the number of wrong elements of the last call's result, and the host's
+// time per call to queue the calls (where it is close to time_us, the host bounds the figure). Build: nvcc -O2 -o nccl_allreduce_time nccl_allreduce_time.cu -lnccl
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -88,17 +90,27 @@ int main(int argc, char** argv) {
   cudaCheck(cudaMalloc(&send, maxBytes), "cudaMalloc");
   cudaCheck(cudaMalloc(&recv, maxBytes), "cudaMalloc");
   cudaCheck(cudaMalloc(&one, sizeof(float)), "cudaMalloc");
-  cudaCheck(cudaMemset(send, 0, maxBytes), "cudaMemset");
+  // Inputs (rank + 1) * (i % 13 + 1): small integers, so every sum is exact and the result is checked.
+  std::vector<float> host(maxBytes / sizeof(float));
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>((rank + 1) * (i % 13 + 1));
+  cudaCheck(cudaMemcpy(send, host.data(), maxBytes / sizeof(float) * sizeof(float), cudaMemcpyHostToDevice), "fill");
+  const float ranksSum = static_cast<float>(nranks * (nranks + 1) / 2);
   for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= factor) {
     const size_t count = bytes / sizeof(float);
+    cudaCheck(cudaMemset(recv, 0, bytes), "cudaMemset");
     for (int i = 0; i < warmup; ++i) ncclCheck(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, comm, stream), "warm-up");
     ncclCheck(ncclAllReduce(one, one, 1, ncclFloat, ncclSum, comm, stream), "barrier");  // as a barrier
     cudaCheck(cudaStreamSynchronize(stream), "sync");
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) ncclCheck(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, comm, stream), "call");
+    const auto queued = std::chrono::steady_clock::now();
     cudaCheck(cudaStreamSynchronize(stream), "sync");
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / iters;
-    std::printf("rank %d bytes %zu time_us %.2f\n", rank, bytes, us);
+    const double hostUs = std::chrono::duration<double, std::micro>(queued - start).count() / iters;
+    cudaCheck(cudaMemcpy(host.data(), recv, count * sizeof(float), cudaMemcpyDeviceToHost), "check copy");
+    size_t wrong = 0;
+    for (size_t i = 0; i < count; ++i) wrong += host[i] != ranksSum * static_cast<float>(i % 13 + 1);
+    std::printf("rank %d bytes %zu time_us %.2f wrong %zu host_us %.2f\n", rank, bytes, us, wrong, hostUs);
     std::fflush(stdout);
     if (factor < 2) break;
   }

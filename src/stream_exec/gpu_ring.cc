@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "stream_exec/gpu_stamp.hpp"
 #include "stream_exec/segment_tag.hpp"
 
 namespace hetccl::stream_exec {
@@ -38,7 +39,9 @@ ShmSegment createRing(const std::string& name, int from, int to, uint32_t slots,
   h->fromRank = from;
   h->toRank = to;
   for (uint64_t& w : h->report) w = 0;
-  for (uint64_t& w : h->expect) w = 0;
+  h->expect = 0;
+  for (GpuGroupLogEntry& e : h->sentGroups) e = GpuGroupLogEntry{};
+  for (GpuGroupLogEntry& e : h->expectedGroups) e = GpuGroupLogEntry{};
   std::memset(static_cast<char*>(seg.data()) + GpuRing::headerOffset(), 0, size_t{slots} * kGpuSlotHeaderBytes);  // empty
   h->magic.store(kGpuRingMagic, std::memory_order_release);
   return seg;
@@ -86,6 +89,38 @@ void GpuRing::recordMismatch(const uint64_t words[8]) const {
   __atomic_store_n(r, 1, __ATOMIC_RELEASE);
 }
 
+namespace {
+
+GpuGroupLogEntry* logOf(GpuRingHeader* h, GroupLog log) {
+  return log == GroupLog::Sent ? h->sentGroups : h->expectedGroups;
+}
+
+}  // namespace
+
+// An entry is rewritten tag 0 first and its tag last, so a monitor that reads the same tag before and after
+// the words has read one group's words.
+void GpuRing::logGroup(GroupLog log, uint64_t word0, uint64_t word1, uint64_t word2) const {
+  GpuGroupLogEntry& e = logOf(header(), log)[word1 % kGpuGroupLogEntries];
+  __atomic_store_n(&e.tag, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&e.words[0], word0, __ATOMIC_RELEASE);
+  __atomic_store_n(&e.words[1], word1, __ATOMIC_RELEASE);
+  __atomic_store_n(&e.words[2], word2, __ATOMIC_RELEASE);
+  __atomic_store_n(&e.tag, groupTag(word0, word1, word2) + 1, __ATOMIC_RELEASE);
+}
+
+bool GpuRing::findGroup(GroupLog log, uint64_t token, uint64_t stamp[4]) const {
+  const uint64_t want = tokenTag(token) + 1;
+  for (size_t i = 0; i < kGpuGroupLogEntries; ++i) {
+    GpuGroupLogEntry& e = logOf(header(), log)[i];
+    if (__atomic_load_n(&e.tag, __ATOMIC_ACQUIRE) != want) continue;
+    for (int w = 0; w < 3; ++w) stamp[w] = __atomic_load_n(&e.words[w], __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&e.tag, __ATOMIC_ACQUIRE) != want) continue;
+    stamp[3] = tokenPiece(token);
+    return true;
+  }
+  return false;
+}
+
 GpuRing::~GpuRing() {
   if (segment_.data() && gpu_.hostUnregister(segment_.data()) != HETCCL_GPU_OK)
     HETCCL_WARN(log::kShm, "unregistering GPU ring ", segment_.name(), ": ", gpu_.lastError());
@@ -107,7 +142,7 @@ ShmSegment createPrivateRing(const NameTag& ownTag, int from, int to, uint32_t s
 GpuRingSet GpuRingSet::build(bootstrap::Bootstrap& boot, const hetcclGpuPlugin_t& gpu, uint32_t slots,
                              uint64_t slotBytes) {
   const int n = boot.size(), self = boot.rank();
-  if (slots == 0 || slotBytes == 0 || slotBytes % 64 != 0)
+  if (slots == 0 || slots > kMaxTokenSlots || slotBytes == 0 || slotBytes % 64 != 0)
     throw InvalidArgument(concat("GPU ring geometry ", slots, " x ", slotBytes, " bytes is invalid"));
   std::vector<NameTag> tags(n);
   tags[self] = randomSegmentTag();

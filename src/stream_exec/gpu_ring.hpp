@@ -9,18 +9,24 @@
 //   GpuRingHeader   magic/version/geometry/identity, then on its own cache line:
 //     report       the first call-stamp mismatch found on this ring (state, the stamp found, the stamp
 //                  expected), written by the receiver's monitor; both ranks' monitors read it
-//     expect       what the receiver's stream waits for now: the piece's slot + 1 (0: no piece), then
-//                  the 4 stamp words it expects (written by that stream before each piece)
-//   headers[slots] 64 bytes per slot: word 0 the slot's state (0 empty, 1 full), words 1-4 the call stamp
-//                  of the piece in it (gpu_stamp.hpp), word 5 the piece's length in bytes (written with the
-//                  stamp; read by the proxy of a ring between hosts, net_ring_proxy.hpp)
+//     expect       the token the receiver's stream waits for now (gpu_stamp.hpp: it names the slot; 0: none),
+//                  written by that stream before each piece
+//     sentGroups / expectedGroups   the stamp words 0-2 of the last kGpuGroupLogEntries groups on this ring,
+//                  as the sender's and the receiver's host queued them (entry = group number % entries,
+//                  tagged with groupTag): a monitor names the calls of a mismatch from a token through them
+//   headers[slots] 64 bytes per slot: word 0 the slot's state (0 empty, else the token of the piece in it),
+//                  words 1-4 the piece's call stamp and word 5 its length in bytes, written only on rings
+//                  between hosts (for the proxy, net_ring_proxy.hpp; the receiving proxy writes them too)
 //   slots[slots][slotBytes]
 // A handshake per slot, with constant values only: the sender waits until the slot is empty, copies the
-// piece in, writes its stamp and then state = 1; the receiver publishes the stamp it expects (expect),
-// waits until state == 1 and the slot's stamp words equal the expected ones, copies the piece out and
-// writes state = 0. A stamp that differs stalls the receiver's stream; its monitor sees the full slot
-// whose stamp is not the expected one and reports both (no kernel runs for the check: on a GPU that
-// several processes share, each kernel costs a switch between their contexts). Every group of device calls starts at slot 0 and puts its
+// piece in and writes its token; the receiver publishes the token it expects (expect), releases the slot of
+// its previous piece, waits until the slot holds that token, and copies the piece out. Three stream memory
+// operations per piece in all, on the sender's side one wait and one write (each costs about a microsecond
+// of its stream: bench/results/stream_chain_probe_h200_2026-11-30). A piece of another call (another kind,
+// type, op, group number, byte count or piece number) carries another token and stalls the receiver's stream;
+// its monitor sees the slot holding a token that is not the expected one and reports both calls (no kernel
+// runs for the check: on a GPU that several processes share, each kernel costs a switch between their
+// contexts). Every group of device calls starts at slot 0 and puts its
 // k-th piece on the ring into slot k % slots, so nothing the host knows about earlier calls is baked into
 // the queued work: the same work captured into a CUDA graph is right on every replay. Both ends count
 // pieces identically because both compile the same schedule.
@@ -39,11 +45,20 @@
 namespace hetccl::stream_exec {
 
 inline constexpr uint64_t kGpuRingMagic = 0x4753'6c63'6374'6568ull;  // "hetcclSG"
-inline constexpr uint32_t kGpuRingVersion = 3;
-inline constexpr size_t kGpuSlotHeaderBytes = 64;  ///< per slot: state word + 32-byte stamp
-inline constexpr uint64_t kSlotEmpty = 0, kSlotFull = 1;
+inline constexpr uint32_t kGpuRingVersion = 4;
+inline constexpr size_t kGpuSlotHeaderBytes = 64;  ///< per slot: state word (token) + 32-byte stamp + length
+inline constexpr uint64_t kSlotEmpty = 0;  ///< a full slot holds its piece's token (gpu_stamp.hpp), never 0
 inline constexpr int kSlotBytesWord = 5;  ///< word of a slot header that holds the piece's length
-inline constexpr size_t kGpuExpectWords = 5;  ///< slot + 1 (0: none), then the expected stamp
+inline constexpr size_t kGpuGroupLogEntries = 64;
+
+/// One group's stamp words 0-2 in a ring's group log; `tag` is groupTag + 1 (0: being written or empty).
+struct GpuGroupLogEntry {
+  uint64_t tag;
+  uint64_t words[3];
+};
+
+/// Which end's host logged a group: the sender's (what it sent) or the receiver's (what it expects).
+enum class GroupLog { Sent, Expected };
 
 struct alignas(64) GpuRingHeader {
   std::atomic<uint64_t> magic;  ///< kGpuRingMagic once initialised (stored last, release)
@@ -54,7 +69,9 @@ struct alignas(64) GpuRingHeader {
   int32_t fromRank;
   int32_t toRank;
   alignas(64) uint64_t report[HETCCL_GPU_REPORT_WORDS];
-  alignas(64) uint64_t expect[kGpuExpectWords];
+  alignas(64) uint64_t expect;
+  alignas(64) GpuGroupLogEntry sentGroups[kGpuGroupLogEntries];
+  GpuGroupLogEntry expectedGroups[kGpuGroupLogEntries];
 };
 
 /// One direction between this rank and a peer, mapped and registered. Move-only (via unique_ptr).
@@ -71,11 +88,11 @@ class GpuRing {
   uint64_t slotBytes() const { return header()->slotBytes; }
   /// Slot of the k-th piece of a group.
   char* slot(uint64_t k) const { return data_ + (k % slots()) * slotBytes(); }
-  /// The state word of that slot, followed by its stamp (4 words), as kernels address them.
+  /// The state word of that slot, followed by its stamp (4 words) and length, as streams address them.
   uint64_t* devSlotHeader(uint64_t k) const { return offsetDev(headerOffset() + (k % slots()) * kGpuSlotHeaderBytes); }
   uint64_t* devReport() const { return offsetDev(offsetof(GpuRingHeader, report)); }
   uint64_t* devExpect() const { return offsetDev(offsetof(GpuRingHeader, expect)); }
-  /// Host views of the slot headers (state + stamp) and of the mismatch report (read by the monitor).
+  /// Host views of the slot headers (state, stamp, length) and of the mismatch report (read by the monitor).
   uint64_t* slotHeader(uint32_t slot) const {
     return reinterpret_cast<uint64_t*>(static_cast<char*>(segment_.data()) + headerOffset() + slot * kGpuSlotHeaderBytes);
   }
@@ -83,7 +100,15 @@ class GpuRing {
   /// Records a stamp mismatch (the stamp found, then the one expected: 8 words) unless one is recorded
   /// already (the first one stays); written before the report's flag word, which readers check first.
   void recordMismatch(const uint64_t words[8]) const;
-  const uint64_t* expect() const { return header()->expect; }
+  const uint64_t* expect() const { return &header()->expect; }
+
+  /// Logs a group this end queued on the ring (its stamp words 0-2; word1 is its number on the ring) before
+  /// its first piece is queued. Host only; the monitors read the logs.
+  void logGroup(GroupLog log, uint64_t word0, uint64_t word1, uint64_t word2) const;
+  /// The stamp behind `token` from `log` (words 0-2 from the entry whose tag matches, word3 the token's piece
+  /// number modulo 2^16); false when no entry has the token's tag (a group more than kGpuGroupLogEntries
+  /// groups old, or not a token of this ring's calls).
+  bool findGroup(GroupLog log, uint64_t token, uint64_t stamp[4]) const;
 
   /// Where the slot headers start in the segment.
   static size_t headerOffset();

@@ -28,7 +28,35 @@ uint64_t groupStampWord0(std::span<const algo::CollOp> ops) {
   return kStampMagic | (kind & 0xff) << 32 | (static_cast<uint64_t>(first->type) & 0xff) << 40 | (redop & 0xff) << 48;
 }
 
+uint64_t groupTag(uint64_t word0, uint64_t word1, uint64_t word2) {
+  uint64_t h = 0x6865746363'6c2d74ull;  // "hetccl-t"
+  for (const uint64_t w : {word0, word1, word2}) {
+    h ^= w;
+    h *= 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
+    h ^= h >> 32;
+  }
+  return h >> 27;
+}
+
+uint64_t pieceToken(const uint64_t words[4], uint32_t slot) {
+  return groupTag(words[0], words[1], words[2]) << 27 | (words[3] & 0xffff) << 11 | (uint64_t{slot} + 1);
+}
+
+void unloggedStamp(uint64_t token, uint64_t words[4]) {
+  words[0] = 0;
+  words[1] = token;
+  words[2] = words[3] = 0;
+}
+
 std::string describeStamp(const uint64_t words[4]) {
+  if (words[0] == 0 && words[1] != 0) {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(words[1]));
+    return concat("piece ", tokenPiece(words[1]), " (modulo 65536) of a group no longer in the ring's group log (token ",
+                  hex, ")");
+  }
   if ((words[0] & 0xffffffffu) != kStampMagic) {
     char hex[24];
     std::snprintf(hex, sizeof hex, "0x%016llx", static_cast<unsigned long long>(words[0]));

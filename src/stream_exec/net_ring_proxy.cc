@@ -6,6 +6,7 @@
 #include "core/deadline.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "stream_exec/gpu_stamp.hpp"
 
 namespace hetccl::stream_exec {
 namespace {
@@ -165,14 +166,14 @@ bool NetRingProxy::recordsSent(bool* moved) {
   return sent;
 }
 
-// A slot the send stream filled (state full) that is not on its way yet: its record, then its bytes.
+// A slot the send stream filled (its token written) that is not on its way yet: its record, then its bytes.
 bool NetRingProxy::sendFullSlots(Peer& p) {
   bool moved = false;
   const uint64_t slotBytes = p.out->slotBytes();
   for (uint32_t s = 0; s < p.out->slots(); ++s) {
     if (p.pieceSend[s] != 0) continue;
     const uint64_t* header = p.out->slotHeader(s);
-    if (load(header) != kSlotFull) continue;
+    if (load(header) == kSlotEmpty) continue;
     NetRingRecord r;
     r.kind = NetRingKind::Piece;
     r.slot = s;
@@ -211,11 +212,11 @@ bool NetRingProxy::receive(Peer& p) {
   while (!p.closed) {
     if (p.receivingPayload) {
       if (!p.recv->test(p.recvRequest)) break;  // wait:proxy-payload
-      p.receivingPayload = false;  // the bytes are in the slot: the stamp, the length, then full
+      p.receivingPayload = false;  // the bytes are in the slot: the stamp, the length, then the token
       uint64_t* header = p.in->slotHeader(p.pending.slot);
       for (int w = 0; w < 4; ++w) store(header + 1 + w, p.pending.words[w]);
       store(header + kSlotBytesWord, p.pending.bytes);
-      store(header, kSlotFull);
+      store(header, pieceToken(p.pending.words, p.pending.slot));
       p.delivered[p.pending.slot] = true;
       wireReceived_[p.rank].fetch_add(p.pending.bytes, std::memory_order_relaxed);
     } else {

@@ -6,13 +6,14 @@
 // peer's kernels. Several slots per ring are in flight at once, each direction of each peer independently.
 //
 // Per peer on another host p (both rings private to this process, GpuRingSet::remote):
-//   out[p]  the send stream fills slot s and marks it full (with its stamp and its length, slot header
-//           words 1-5). The proxy sees it, sends a piece record and the slot's bytes, and leaves the
-//           slot full until p's credit for s comes back (then, with the send complete, marks it empty:
-//           the stream may refill it).
+//   out[p]  the send stream fills slot s and writes its stamp and its length (slot header words 1-5), then
+//           its token (word 0, gpu_stamp.hpp). The proxy sees the token, sends a piece record (stamp,
+//           length) and the slot's bytes, and leaves the slot full until p's credit for s comes back
+//           (then, with the send complete, marks it empty: the stream may refill it).
 //   in[p]   a piece record from p names the slot; its bytes are received straight into that slot, then
-//           the proxy writes the stamp and marks it full. The receive stream checks the stamp, copies
-//           the bytes out and marks the slot empty; the proxy sees that and sends p a credit for s.
+//           the proxy writes the stamp, the length and the piece's token (computed from the stamp and the
+//           slot). The receive stream waits for the token it expects, copies the bytes out and marks the
+//           slot empty; the proxy sees that and sends p a credit for s.
 //   The receiver's stamp-mismatch report on in[p] is forwarded once, so that p's monitor reports it
 //   too, as with a shared ring. Records: net_ring_wire.hpp; bad records, slots or lengths from a peer
 //   are PeerErrors naming it.

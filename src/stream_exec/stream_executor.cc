@@ -1,5 +1,6 @@
 #include "stream_exec/stream_executor.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "algo/op_context.hpp"
@@ -196,6 +197,7 @@ void StreamExecutor::check(int rc, const char* what) const {
 }
 
 void StreamExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {
+  const HostTimer timer(*this);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (failed_) throw InvalidUsage(concat("rank ", topology_.rank, ": the device path failed earlier"));
@@ -276,6 +278,14 @@ void StreamExecutor::recordQueued(bool captured, uint64_t eagerSeq, bool latency
   cv_.notify_all();
 }
 
+StreamExecutor::HostTimer::~HostTimer() {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count();
+  std::lock_guard<std::mutex> lock(owner_.mu_);
+  owner_.hostCalls_ += 1;
+  owner_.hostNs_ += static_cast<uint64_t>(ns);
+  owner_.hostMaxNs_ = std::max(owner_.hostMaxNs_, static_cast<uint64_t>(ns));
+}
+
 StreamExecutor::Traffic StreamExecutor::traffic() const {
   std::lock_guard<std::mutex> lock(mu_);
   Traffic t;
@@ -309,7 +319,8 @@ void StreamExecutor::logTraffic() const {
   HETCCL_INFO(log::kEngine, "rank ", topology_.rank, ": device traffic sent ", sent, " received ", received,
               " bytes in ", nextSeq_, " eager groups (per peer sent/received:", perPeer, "); ", domainCalls_,
               " domain collectives (", domainBytes_, " bytes); ", capturedGroups_, " groups captured into graphs; ",
-              latencyCalls_, " calls by the latency path");
+              latencyCalls_, " calls by the latency path; the host spent ", hostNs_ / 1000, " us queueing ", hostCalls_,
+              " calls (mean ", hostCalls_ ? hostNs_ / hostCalls_ / 1000.0 : 0.0, " us, max ", hostMaxNs_ / 1000.0, " us)");
 }
 
 void StreamExecutor::drain() {
@@ -339,20 +350,17 @@ void StreamExecutor::ensureScratch(size_t bytes, bool captured) {
   scratchCaptured_ = captured;
 }
 
-// Every wait of this rank's streams is for a slot of a ring: full on the rings it receives on, empty on the
-// rings it sends on. Setting them so releases the streams (the outputs are then undefined); a peer may
-// still flip one back, so the monitor repeats this while anything is queued or on the device.
+// Every wait of this rank's streams is for a slot of a ring: holding the awaited token on the rings it
+// receives on, empty on the rings it sends on. Setting them so releases the streams (the outputs are then
+// undefined); a peer may still flip one back, and a receiving stream then waits for its next piece, so the
+// monitor repeats this while anything is queued or on the device.
 void StreamExecutor::releaseStreams() {
   if (ll_) ll_->abort();  // its kernels poll the abort word
   for (size_t p = 0; p < rings_.in.size(); ++p) {
     if (!rings_.in[p]) continue;
     GpuRing& in = *rings_.in[p];
-    if (const uint64_t slot = load(in.expect())) {  // a receiving stream waits for this stamp: give it
-      for (int w = 0; w < 4; ++w)
-        __atomic_store_n(in.slotHeader(static_cast<uint32_t>((slot - 1) % in.slots())) + 1 + w,
-                         load(in.expect() + 1 + w), __ATOMIC_RELEASE);
-    }
-    for (uint32_t s = 0; s < in.slots(); ++s) __atomic_store_n(in.slotHeader(s), kSlotFull, __ATOMIC_RELEASE);
+    const uint64_t want = load(in.expect());
+    if (want != 0 && tokenSlot(want) < in.slots()) __atomic_store_n(in.slotHeader(tokenSlot(want)), want, __ATOMIC_RELEASE);
     for (uint32_t s = 0; s < rings_.out[p]->slots(); ++s)
       __atomic_store_n(rings_.out[p]->slotHeader(s), kSlotEmpty, __ATOMIC_RELEASE);
   }
@@ -377,29 +385,42 @@ void StreamExecutor::reportFailure(const std::exception& e) {
   cv_.notify_all();
 }
 
+// The stamp behind a token on `ring`: from the group log of the end that queued it, else (a piece received
+// from another host) from the slot's stamp words, which that ring's proxy writes, when they give the token.
+void StreamExecutor::stampOf(const GpuRing& ring, GroupLog log, uint64_t token, uint64_t words[4]) {
+  if (ring.findGroup(log, token, words)) return;
+  if (log == GroupLog::Sent && tokenSlot(token) < ring.slots()) {
+    const uint64_t* header = ring.slotHeader(tokenSlot(token));
+    for (int w = 0; w < 4; ++w) words[w] = load(header + 1 + w);
+    if (pieceToken(words, tokenSlot(token)) == token) return;
+  }
+  unloggedStamp(token, words);
+}
+
+// A receiving stream waits for a token (the ring's expect word) that its slot does not hold, while the slot is
+// full: a piece of another call. Seen on two polls in a row (one poll could catch the expect word being
+// rewritten), it is recorded in the ring's report.
 void StreamExecutor::findStampMismatch() {
   suspect_.resize(rings_.in.size());
   for (size_t p = 0; p < rings_.in.size(); ++p) {
-    std::array<uint64_t, 9>& seen = suspect_[p];
+    std::array<uint64_t, 2>& seen = suspect_[p];
     const GpuRing* ring = rings_.in[p].get();
-    std::array<uint64_t, 9> now{};
+    std::array<uint64_t, 2> now{};  // the token expected, the token found (0: no mismatch)
     if (ring) {
-      const uint64_t slot = load(ring->expect());
-      for (int w = 0; w < 4; ++w) now[5 + w] = load(ring->expect() + 1 + w);
-      if (slot != 0 && slot <= ring->slots() && load(ring->expect()) == slot) {
-        const uint64_t* header = ring->slotHeader(static_cast<uint32_t>(slot - 1));
-        if (load(header) == kSlotFull) {  // then its stamp is written (the sender writes it first)
-          bool differs = false;
-          for (int w = 0; w < 4; ++w) differs = (now[1 + w] = load(header + 1 + w)) != now[5 + w] || differs;
-          if (differs) now[0] = slot;
-        }
+      const uint64_t want = load(ring->expect());
+      if (want != 0 && tokenSlot(want) < ring->slots()) {
+        const uint64_t found = load(ring->slotHeader(tokenSlot(want)));
+        if (found != kSlotEmpty && found != want) now = {want, found};
       }
     }
     if (now[0] == 0 || now != seen) {
       seen = now;
       continue;
     }
-    rings_.in[p]->recordMismatch(&now[1]);
+    uint64_t words[8];  // the stamp found, the stamp expected
+    stampOf(*ring, GroupLog::Sent, now[1], words);
+    stampOf(*ring, GroupLog::Expected, now[0], words + 4);
+    ring->recordMismatch(words);
   }
 }
 
@@ -407,11 +428,11 @@ bool StreamExecutor::recordPathDisagreement() const {
   if (!ll_) return false;
   const int self = topology_.rank;
   const LlPath::BoardCall mine = ll_->lastCall(self);
-  // A receiver waits for a piece its sender has not put in: the ring's expect record is set and names an
+  // A receiver waits for a piece its sender has not put in: the ring's expect word is set and names an
   // empty slot.
   auto awaited = [](const GpuRing& ring) {
-    const uint64_t slot = load(ring.expect());
-    return slot != 0 && load(ring.slotHeader(static_cast<uint32_t>((slot - 1) % ring.slots()))) != kSlotFull;
+    const uint64_t want = load(ring.expect());
+    return want != 0 && tokenSlot(want) < ring.slots() && load(ring.slotHeader(tokenSlot(want))) == kSlotEmpty;
   };
   for (size_t p = 0; p < rings_.in.size(); ++p) {
     const GpuRing* in = rings_.in[p].get();
@@ -423,14 +444,16 @@ bool StreamExecutor::recordPathDisagreement() const {
     if (ahead > 0 && awaited(*in)) {
       // The peer is on the latency path with a call this rank did not make there, while this rank's group
       // waits for the peer's piece: on the ring peer -> this rank, the peer "sent" its latency-path call.
-      for (int w = 0; w < 4; ++w) words[w] = theirs.stamp[w], words[4 + w] = load(in->expect() + 1 + w);
+      for (int w = 0; w < 4; ++w) words[w] = theirs.stamp[w];
+      stampOf(*in, GroupLog::Expected, load(in->expect()), words + 4);
       in->recordMismatch(words);
       return true;
     }
     if (ahead < 0 && awaited(*out)) {
       // This rank waits on the latency path for a call the peer has not made there, while the peer's group
       // waits for this rank's piece: on the ring this rank -> peer, this rank "sent" its latency-path call.
-      for (int w = 0; w < 4; ++w) words[w] = mine.stamp[w], words[4 + w] = load(out->expect() + 1 + w);
+      for (int w = 0; w < 4; ++w) words[w] = mine.stamp[w];
+      stampOf(*out, GroupLog::Expected, load(out->expect()), words + 4);
       out->recordMismatch(words);
       return true;
     }

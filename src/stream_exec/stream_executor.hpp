@@ -23,6 +23,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -108,10 +109,14 @@ class StreamExecutor {
   /// Throws what the monitor finds wrong: a stamp mismatch report; while `busy` (a group queued or on
   /// the device) also a peer failure or an abort.
   void checkHealth(bool busy);
-  /// A receiving stream of this rank stalled on a full slot whose stamp is not the one it expects (the
-  /// same on two polls in a row, so a record being rewritten is not mistaken for one): writes the ring's
-  /// report, which checkHealth then throws on both ranks.
+  /// A receiving stream of this rank stalled on a full slot whose token is not the one it expects (the
+  /// same on two polls in a row, so an expect word being rewritten is not mistaken for one): writes the
+  /// ring's report (both calls' stamps, from the rings' group logs), which checkHealth then throws on both
+  /// ranks.
   void findStampMismatch();
+  /// The stamp behind `token` on `ring` as the end that queued it logged it (unloggedStamp's words when no
+  /// longer logged).
+  static void stampOf(const GpuRing& ring, GroupLog log, uint64_t token, uint64_t words[4]);
   void releaseStreams();  // sets every ring slot this rank's streams may wait for
   void reportFailure(const std::exception& e);
   void ensureScratch(size_t bytes, bool captured);
@@ -119,7 +124,7 @@ class StreamExecutor {
   void enqueueLatencyPath(const algo::CollOp& op, void* stream, bool captured, uint64_t stampWord0);
   /// At a no-progress timeout: when one call went to the latency path on one rank and to the stream
   /// pipeline on a peer (their counts straddle HETCCL_GPU_LL_BYTES; read from the boards and the rings'
-  /// expect records), records both calls in the ring's mismatch report, which both ranks' monitors report
+  /// expect words), records both calls in the ring's mismatch report, which both ranks' monitors report
   /// ("device collectives disagree ..."), and returns true; false otherwise (the plain timeout stands).
   bool recordPathDisagreement() const;
   /// Books a call queued by either path: a captured group, or the eager group `eagerSeq` now awaited.
@@ -162,7 +167,20 @@ class StreamExecutor {
   std::thread vendorAbort_;  // aborts the domain's vendor communicator after a failure (see reportFailure)
   // Monitor state (monitor thread only).
   uint64_t progressSignature_ = 0;
-  std::vector<std::array<uint64_t, 9>> suspect_;  // per peer: slot + 1, stamp found, stamp expected (0: none)
+  /// Host time spent in enqueue (logged with the traffic: what a call costs the calling thread).
+  class HostTimer {
+   public:
+    explicit HostTimer(StreamExecutor& owner) : owner_(owner), start_(std::chrono::steady_clock::now()) {}
+    ~HostTimer();
+    HostTimer(const HostTimer&) = delete;
+    HostTimer& operator=(const HostTimer&) = delete;
+
+   private:
+    StreamExecutor& owner_;
+    std::chrono::steady_clock::time_point start_;
+  };
+  uint64_t hostCalls_ = 0, hostNs_ = 0, hostMaxNs_ = 0;  // guarded by mu_
+  std::vector<std::array<uint64_t, 2>> suspect_;  // per peer: the token expected and the token found (0: none)
 };
 
 }  // namespace hetccl::stream_exec

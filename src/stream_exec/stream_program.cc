@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "stream_exec/gpu_stamp.hpp"
 
 namespace hetccl::stream_exec {
 namespace {
@@ -111,15 +112,22 @@ class Compiler {
 
   // Bytes of this group on every ring: they go into every piece's stamp, so that ranks whose counts differ
   // anywhere disagree on the first piece already.
-  // The group's number on each ring it uses (word1) is counted here too.
+  // The group's number on each ring it uses (word1) is counted here too, and the group logged on the ring
+  // (its monitors name a mismatch's calls from the log).
   void countBytes() {
     for (const Step& st : s_.steps) {
       if (st.kind == StepKind::Send) sendBytes_[st.peer] += st.bytes;
       if (st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce) recvBytes_[st.peer] += st.bytes;
     }
     for (size_t p = 0; p < sendBytes_.size(); ++p) {
-      if (sendBytes_[p]) sendGroup_[p] = ++res_.groupsSent[p];
-      if (recvBytes_[p]) recvGroup_[p] = ++res_.groupsReceived[p];
+      if (sendBytes_[p]) {
+        sendGroup_[p] = ++res_.groupsSent[p];
+        res_.rings->out[p]->logGroup(GroupLog::Sent, info_.stampWord0, sendGroup_[p], sendBytes_[p]);
+      }
+      if (recvBytes_[p]) {
+        recvGroup_[p] = ++res_.groupsReceived[p];
+        res_.rings->in[p]->logGroup(GroupLog::Expected, info_.stampWord0, recvGroup_[p], recvBytes_[p]);
+      }
     }
   }
 
@@ -243,13 +251,28 @@ class Compiler {
     out[3] = k;
   }
 
+  /// The token of the k-th piece this group sends to `peer`, or receives from it (gpu_stamp.hpp).
+  uint64_t sentToken(int peer, uint64_t k) const {
+    uint64_t words[4];
+    stamp(words, sendGroup_[peer], sendBytes_[peer], k);
+    return pieceToken(words, static_cast<uint32_t>(k % res_.rings->out[peer]->slots()));
+  }
+  uint64_t expectedToken(int peer, uint64_t k) const {
+    uint64_t words[4];
+    stamp(words, recvGroup_[peer], recvBytes_[peer], k);
+    return pieceToken(words, static_cast<uint32_t>(k % res_.rings->in[peer]->slots()));
+  }
+
   /// "wait until the slot of the k-th piece to `peer` is empty".
   void addSlotEmpty(OpList& ops, int peer, uint64_t k) const {
     ops.add(HETCCL_GPU_OP_WAIT_EQ, res_.rings->out[peer]->devSlotHeader(k), kSlotEmpty);
   }
 
+  // Per piece: wait until its slot is empty, copy it in, write its token (after the data). On a ring to
+  // another host the stamp words and the length go first: that ring's proxy sends them with the piece.
   void send(const Step& st, void* stream) {
     const GpuRing& ring = *res_.rings->out[st.peer];
+    const bool proxied = res_.rings->remote[st.peer];
     const uint64_t pieces = piecesOf(st.bytes, ring.slotBytes());
     const char* src = address(st.src);
     for (uint64_t j = 0; j < pieces; ++j) {
@@ -261,52 +284,42 @@ class Compiler {
       const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
       call(gpu_.memcpyAsync(ring.slot(k), src + off, len, stream), "memcpyAsync(device to ring)");
       uint64_t* header = ring.devSlotHeader(k);
-      uint64_t words[4];
-      stamp(words, sendGroup_[st.peer], sendBytes_[st.peer], k);
       OpList ops;
-      for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, header + 1 + w, words[w]);
-      ops.add(HETCCL_GPU_OP_WRITE, header + kSlotBytesWord, len);  // what a ring's proxy sends (net_ring_proxy.hpp)
-      ops.add(HETCCL_GPU_OP_WRITE, header, kSlotFull);  // after the data and the stamp
-      queue(ops, stream, "streamOps(stamp and publish a piece)");
+      if (proxied) {
+        uint64_t words[4];
+        stamp(words, sendGroup_[st.peer], sendBytes_[st.peer], k);
+        for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, header + 1 + w, words[w]);
+        ops.add(HETCCL_GPU_OP_WRITE, header + kSlotBytesWord, len);  // what the proxy sends (net_ring_proxy.hpp)
+      }
+      ops.add(HETCCL_GPU_OP_WRITE, header, sentToken(st.peer, k));  // after the data
+      queue(ops, stream, "streamOps(publish a piece)");
     }
   }
 
-  /// "mark the slot of the last piece copied out from `peer` empty", if not done yet; the ring's expect
-  /// record is cleared first (the monitor must not compare it with a slot the sender may refill).
+  /// "mark the slot of the last piece copied out from `peer` empty", if not done yet.
   void addRelease(OpList& ops, int peer) {
     if (!unreleased_[peer]) return;
     unreleased_[peer] = false;
-    const GpuRing& ring = *res_.rings->in[peer];
-    ops.add(HETCCL_GPU_OP_WRITE, ring.devExpect(), 0);
-    ops.add(HETCCL_GPU_OP_WRITE, ring.devSlotHeader(received_[peer] - 1), kSlotEmpty);
+    ops.add(HETCCL_GPU_OP_WRITE, res_.rings->in[peer]->devSlotHeader(received_[peer] - 1), kSlotEmpty);
   }
 
-  /// "publish the stamp expected of the k-th piece from `peer`" (the ring's expect record, for the monitor).
+  /// "the stream now waits for the k-th piece from `peer`" (the ring's expect word, for the monitor). Written
+  /// before the previous piece's slot is released, so that the expect word never names a slot the sender
+  /// may already refill with the next piece.
   void addExpect(OpList& ops, int peer, uint64_t k) const {
-    const GpuRing& ring = *res_.rings->in[peer];
-    uint64_t words[4];
-    stamp(words, recvGroup_[peer], recvBytes_[peer], k);
-    for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, ring.devExpect() + 1 + w, words[w]);
-    ops.add(HETCCL_GPU_OP_WRITE, ring.devExpect(), k % ring.slots() + 1);  // after the words
+    ops.add(HETCCL_GPU_OP_WRITE, res_.rings->in[peer]->devExpect(), expectedToken(peer, k));
   }
 
-  /// "wait until the slot of the k-th piece from `peer` is full".
+  /// "wait until the slot of the k-th piece from `peer` holds that piece": its token, which a piece of any
+  /// other call does not carry. A different token stalls the stream, and the monitor reports it
+  /// (StreamExecutor::findStampMismatch).
   void addSlotFull(OpList& ops, int peer, uint64_t k) const {
-    ops.add(HETCCL_GPU_OP_WAIT_EQ, res_.rings->in[peer]->devSlotHeader(k), kSlotFull);
-  }
-
-  /// "wait until the stamp in that slot is the one expected": a different stamp stalls the stream, and the
-  /// monitor reports it (StreamExecutor::findStampMismatch).
-  void addStampWait(OpList& ops, int peer, uint64_t k) const {
-    uint64_t words[4];
-    stamp(words, recvGroup_[peer], recvBytes_[peer], k);
-    uint64_t* header = res_.rings->in[peer]->devSlotHeader(k);
-    for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WAIT_EQ, header + 1 + w, words[w]);
+    ops.add(HETCCL_GPU_OP_WAIT_EQ, res_.rings->in[peer]->devSlotHeader(k), expectedToken(peer, k));
   }
 
   // Recv (reduceStream null): pieces straight into dst. RecvReduce: pieces into landing buffers on
   // `ringStream` (the receive stream), reduced into dst on `reduceStream` (which already waits for the
-  // step's dependencies). A slot is released together with the next piece's expected stamp (one call).
+  // step's dependencies). A slot is released together with the next piece's expected token (one call).
   void receive(const Step& st, void* ringStream, void* reduceStream) {
     const GpuRing& ring = *res_.rings->in[st.peer];
     if (reduceStream) use(recvStream(st.peer));
@@ -317,12 +330,11 @@ class Compiler {
       const uint64_t k = received_[st.peer];
       const uint64_t off = j * ring.slotBytes(), len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
       OpList publish, wait;
-      addRelease(publish, st.peer);
       addExpect(publish, st.peer, k);
-      queue(publish, ringStream, "streamOps(release a ring slot, publish the expected stamp)");
+      addRelease(publish, st.peer);
+      queue(publish, ringStream, "streamOps(publish the expected token, release a ring slot)");
       addSlotFull(wait, st.peer, k);  // wait:slot-full
-      addStampWait(wait, st.peer, k);  // wait:stamp
-      queue(wait, ringStream, "streamOps(wait for a piece with the expected stamp)");
+      queue(wait, ringStream, "streamOps(wait for the expected piece)");
       if (!reduceStream) {
         call(gpu_.memcpyAsync(dst + off, ring.slot(k), len, ringStream), "memcpyAsync(ring to device)");
       } else {
@@ -343,8 +355,9 @@ class Compiler {
       unreleased_[st.peer] = true;
     }
     OpList ops;
+    ops.add(HETCCL_GPU_OP_WRITE, ring.devExpect(), 0);  // first: the monitor must not compare it with a refilled slot
     addRelease(ops, st.peer);
-    queue(ops, ringStream, "streamOps(release a ring slot)");
+    queue(ops, ringStream, "streamOps(clear the expected token, release a ring slot)");
   }
 
   // The compute stream joins every other stream used, tells the monitor (and, for an eager group, the

@@ -84,7 +84,7 @@ static_assert(hetccl::transport::shm::kRingVersion == 3, "ring version changed: 
 // GPU ring segment (src/stream_exec/gpu_ring.hpp): mapped by both processes and registered with both
 // GPU runtimes (an NVIDIA and an AMD GPU may share one ring).
 static_assert(std::is_standard_layout_v<GpuRingHeader>);
-static_assert(alignof(GpuRingHeader) == 64 && sizeof(GpuRingHeader) == 256);
+static_assert(alignof(GpuRingHeader) == 64 && sizeof(GpuRingHeader) == 4352);
 static_assert(offsetof(GpuRingHeader, magic) == 0);
 static_assert(offsetof(GpuRingHeader, version) == 8);
 static_assert(offsetof(GpuRingHeader, slots) == 12);
@@ -94,11 +94,11 @@ static_assert(offsetof(GpuRingHeader, fromRank) == 32);
 static_assert(offsetof(GpuRingHeader, toRank) == 36);
 static_assert(offsetof(GpuRingHeader, report) == 64);
 static_assert(sizeof(GpuRingHeader::report) == 8 * HETCCL_GPU_REPORT_WORDS && HETCCL_GPU_REPORT_WORDS == 9);
-static_assert(offsetof(GpuRingHeader, expect) == 192);
-static_assert(sizeof(GpuRingHeader::expect) == 8 * hetccl::stream_exec::kGpuExpectWords &&
-              hetccl::stream_exec::kGpuExpectWords == 5);
-static_assert(hetccl::stream_exec::kGpuSlotHeaderBytes == 64, "slot header: state word + 4 stamp words + padding");
-static_assert(hetccl::stream_exec::kGpuRingVersion == 3, "GPU ring version changed: regenerate gpu_ring.hex");
+static_assert(offsetof(GpuRingHeader, expect) == 192 && sizeof(GpuRingHeader::expect) == 8);
+static_assert(offsetof(GpuRingHeader, sentGroups) == 256 && offsetof(GpuRingHeader, expectedGroups) == 2304);
+static_assert(sizeof(hetccl::stream_exec::GpuGroupLogEntry) == 32 && hetccl::stream_exec::kGpuGroupLogEntries == 64);
+static_assert(hetccl::stream_exec::kGpuSlotHeaderBytes == 64, "slot header: token + 4 stamp words + length + padding");
+static_assert(hetccl::stream_exec::kGpuRingVersion == 4, "GPU ring version changed: regenerate gpu_ring.hex");
 
 // The GPU plugin interface's stream operation (core and plugin may come from different compilers).
 static_assert(sizeof(void*) == 8);
