@@ -182,9 +182,11 @@ bool NetRingProxy::sendFullSlots(Peer& p) {
     if (r.bytes == 0 || r.bytes > slotBytes)
       throw InternalError(concat("rank ", rank_, ": GPU ring slot ", s, " to rank ", p.rank, " holds a piece of ", r.bytes,
                                  " bytes (slots are ", slotBytes, ")"));
+    // Counted before it goes: the peer may finish the group, and a caller read the counts, before this
+    // thread runs again (a test saw a piece missing from the count so under load).
+    wireSent_[p.rank].fetch_add(r.bytes, std::memory_order_relaxed);
     sendRecord(p, r);
     p.pieceSend[s] = p.send->isend(p.out->slot(s), r.bytes);
-    wireSent_[p.rank].fetch_add(r.bytes, std::memory_order_relaxed);
     moved = true;
   }
   return moved;
@@ -216,9 +218,9 @@ bool NetRingProxy::receive(Peer& p) {
       uint64_t* header = p.in->slotHeader(p.pending.slot);
       for (int w = 0; w < 4; ++w) store(header + 1 + w, p.pending.words[w]);
       store(header + kSlotBytesWord, p.pending.bytes);
+      wireReceived_[p.rank].fetch_add(p.pending.bytes, std::memory_order_relaxed);  // before the stream can use it
       store(header, pieceToken(p.pending.words, p.pending.slot));
       p.delivered[p.pending.slot] = true;
-      wireReceived_[p.rank].fetch_add(p.pending.bytes, std::memory_order_relaxed);
     } else {
       if (!p.recv->test(p.recvRequest)) break;
       onRecord(p);  // a piece record posts the receive of its payload
