@@ -61,6 +61,7 @@ void AuthenticatingAcceptor::finish(std::unique_ptr<ServerHandshake> h, ServerHa
     done.push_back({h->takeSocket(), h->clientRank()});
   } else if (status == ServerHandshake::Status::Failed) {
     drop(*h, h->reason());
+    if (h->wrongProof() && !wrongSecret_) wrongSecret_ = WrongSecret{h->clientRank(), lastFailed_, std::chrono::steady_clock::now()};
   } else if (h->expired()) {
     drop(*h, "handshake not finished within its deadline");
   } else {

@@ -9,6 +9,7 @@
 
 #include <poll.h>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -41,10 +42,20 @@ class AuthenticatingAcceptor {
   std::vector<AuthenticatedPeer> service(const pollfd* fds);
   size_t pending() const { return pending_.size(); }
   /// How many connections failed their handshake (wrong secret, garbage, too slow), and the last one
-  /// ("127.0.0.1:4242: wrong proof (...)"): a rank started with another secret is reported only at the
-  /// deadline (an unauthenticated peer cannot fail the job), and this lets that report name the cause.
+  /// ("127.0.0.1:4242: wrong proof (...)"): the deadline's report names the likely cause with it.
   size_t failedHandshakes() const { return failed_; }
   const std::string& lastFailedHandshake() const { return lastFailed_; }
+
+  /// The first client that spoke the protocol and failed on its proof alone: it claimed `rank` and holds
+  /// another secret (`what`: its address and the reason); `at` is when. Most likely a rank of this job
+  /// started with another HETCCL_SECRET or unique id (RendezvousRoot fails the job when that rank has
+  /// not joined HETCCL_AUTH_FAILURE_GRACE later).
+  struct WrongSecret {
+    int rank = -1;
+    std::string what;
+    std::chrono::steady_clock::time_point at;
+  };
+  const std::optional<WrongSecret>& firstWrongSecret() const { return wrongSecret_; }
 
  private:
   void acceptNew(std::vector<AuthenticatedPeer>& done);
@@ -63,6 +74,7 @@ class AuthenticatingAcceptor {
   std::optional<net::DescriptorsExhausted> exhausted_;    // from acceptNew(), thrown by service()
   size_t failed_ = 0;
   std::string lastFailed_;
+  std::optional<WrongSecret> wrongSecret_;
 };
 
 }  // namespace hetccl::bootstrap

@@ -91,11 +91,20 @@ void authenticateAsClient(const net::Socket& s, const Secret& secret, Purpose pu
     throw PeerError(-1, "", concat(peer, " answered the bootstrap handshake wrongly: ", err));
   Mac got;
   std::memcpy(got.data(), reply + kServerMacOffset, got.size());
-  if (!macEqual(got, proof(secret, kServerLabel, hello, reply)))
+  const Mac mine = proof(secret, kClientLabel, hello, reply);
+  if (!macEqual(got, proof(secret, kServerLabel, hello, reply))) {
+    // Our proof goes anyway (best effort): the server then sees a client that claimed this rank fail on its
+    // proof, most likely this rank started with another secret, and can tell the job's other ranks at once
+    // (HETCCL_AUTH_FAILURE_GRACE) instead of at their deadline. An HMAC of two public hellos under a key of
+    // >= 128 bits tells a server that is not ours nothing it can use (docs/SECURITY.md).
+    try {
+      s.sendAll(mine.data(), mine.size(), deadline.min(Deadline::afterMs(kHandshakeTimeoutMs)), peer);
+    } catch (const Error&) {
+    }
     throw InvalidArgument(concat(peer, " failed authentication: it does not hold this job's secret (different unique id?)"));
+  }
   if (int r = wire::getI32(reply + 8); r != serverRank)
     throw PeerError(-1, "", concat(peer, " is rank ", r, ", expected rank ", serverRank));
-  Mac mine = proof(secret, kClientLabel, hello, reply);
   s.sendAll(mine.data(), mine.size(), deadline, peer);
 }
 
@@ -140,8 +149,10 @@ ServerHandshake::Status ServerHandshake::onHello() {
 ServerHandshake::Status ServerHandshake::onProof() {
   Mac got;
   std::memcpy(got.data(), in_, got.size());
-  if (!macEqual(got, proof(secret_, kClientLabel, clientHello_, serverHello_)))
+  if (!macEqual(got, proof(secret_, kClientLabel, clientHello_, serverHello_))) {
+    wrongProof_ = true;
     return fail("wrong proof (client does not hold this job's secret)");
+  }
   state_ = State::Done;
   return Status::Done;
 }

@@ -57,6 +57,8 @@ class ServerHandshake {
   /// The rank the client proved it holds (valid once progress() returned Done).
   int clientRank() const { return clientRank_; }
   const std::string& reason() const { return reason_; }
+  /// Failed on the proof alone: the client spoke the protocol, claimed clientRank(), and holds another secret.
+  bool wrongProof() const { return wrongProof_; }
   /// "client 1.2.3.4:5678" for log lines.
   const std::string& describe() const { return describe_; }
   net::Socket takeSocket() { return std::move(socket_); }
@@ -82,6 +84,7 @@ class ServerHandshake {
   unsigned char serverHello_[kServerHelloBytes] = {};
   size_t sent_ = 0;
   int clientRank_ = -1;
+  bool wrongProof_ = false;
   std::string reason_;
 };
 

@@ -11,6 +11,7 @@
 #include "bootstrap/acceptor.hpp"
 #include "bootstrap/frame.hpp"
 #include "bootstrap/root_session.hpp"
+#include "core/config.hpp"
 #include "core/log.hpp"
 
 namespace hetccl::bootstrap {
@@ -68,7 +69,11 @@ net::Listener bindRoot(const net::SocketAddress& at) {
 }  // namespace
 
 RendezvousRoot::RendezvousRoot(const net::SocketAddress& at, const Secret& secret, Deadline deadline, int hostRank)
-    : listener_(bindRoot(at)), secret_(secret), deadline_(deadline), hostRank_(hostRank) {
+    : listener_(bindRoot(at)),
+      secret_(secret),
+      deadline_(deadline),
+      hostRank_(hostRank),
+      graceMs_(1000 * config().integer("HETCCL_AUTH_FAILURE_GRACE", 0, 86400)) {
   spareFd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   HETCCL_INFO(log::kBootstrap, "bootstrap root listening on ", listener_.address().toString());
   thread_ = std::thread([this] { serve(); });
@@ -111,12 +116,30 @@ void RendezvousRoot::onDescriptorsExhausted(RootSession& session, const net::Des
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// A client that claimed rank r and failed on its proof alone is most likely rank r started with another
+// secret: when r has not joined HETCCL_AUTH_FAILURE_GRACE later (and the job size is known), every rank is
+// told so at once instead of at HETCCL_TIMEOUT. True when it did. A stranger who speaks the protocol can thus
+// fail an init whose rank r is slower than the grace (docs/SECURITY.md; 0 turns this off).
+bool RendezvousRoot::failOnWrongSecret(RootSession& session, const AuthenticatingAcceptor& acceptor) const {
+  const auto& wrong = acceptor.firstWrongSecret();
+  if (!wrong || graceMs_ <= 0 || session.failed() || !session.sized() || session.joined(wrong->rank)) return false;
+  if (std::chrono::steady_clock::now() - wrong->at < std::chrono::milliseconds(graceMs_)) return false;
+  session.giveUp(concat("the rendezvous root ", listener_.address().toString()),
+                 concat("a client claiming rank ", wrong->rank, " failed authentication (", wrong->what,
+                        "): was it started with another HETCCL_SECRET or unique id?"),
+                 concat("within HETCCL_AUTH_FAILURE_GRACE (", graceMs_ / 1000.0, " s) of that rank's failed handshake"));
+  return true;
+}
+
 void RendezvousRoot::serve() noexcept {
   try {
     RootSession session;
     AuthenticatingAcceptor acceptor(listener_, secret_, Purpose::Root, -1, [](int) { return true; });
     std::vector<pollfd> fds;
     while (!stop_ && !deadline_.expired() && !session.complete()) {
+      if (failOnWrongSecret(session, acceptor))
+        HETCCL_WARN(log::kBootstrap, "bootstrap root ", listener_.address().toString(), ": ", session.progressText(),
+                    "; a rank failed authentication and did not join within HETCCL_AUTH_FAILURE_GRACE");
       fds.clear();
       size_t own = acceptor.appendPollFds(fds);
       session.appendPollFds(fds);

@@ -53,11 +53,15 @@ class RendezvousRoot {
   /// accept() found no descriptor left: fails the job with that message (every rank gets it; answering
   /// the waiting ranks frees their descriptors) and gives up the spare descriptor for the next accepts.
   void onDescriptorsExhausted(class RootSession& session, const net::DescriptorsExhausted& e);
+  /// Fails the job when a client claiming rank r failed on its proof HETCCL_AUTH_FAILURE_GRACE ago and r
+  /// has not joined (the .cc says why); true when it did.
+  bool failOnWrongSecret(class RootSession& session, const class AuthenticatingAcceptor& acceptor) const;
 
   net::Listener listener_;
   Secret secret_;
   Deadline deadline_;
   int hostRank_;
+  int64_t graceMs_;  // HETCCL_AUTH_FAILURE_GRACE in ms (0: off)
   int spareFd_ = -1;  // /dev/null, closed when accept() runs out of descriptors (one more for the answers)
   std::atomic<bool> stop_{false};
   std::atomic<bool> finished_{false};

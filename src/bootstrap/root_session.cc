@@ -38,7 +38,7 @@ std::string RootSession::progressText() const {
   return concat(registered_, " of ", nranks_, " ranks joined");
 }
 
-void RootSession::giveUp(const std::string& where, const std::string& note) {
+void RootSession::giveUp(const std::string& where, const std::string& note, const std::string& when) {
   if (complete() || !error_.empty() || nranks_ == 0) return;
   std::string missing, joined;  // a few of each: the message must stay far below the 4 KiB error limit
   int nMissing = 0, nJoined = 0, firstMissing = -1;
@@ -49,8 +49,8 @@ void RootSession::giveUp(const std::string& where, const std::string& note) {
   }
   if (nMissing > 16) missing += concat(" and ", nMissing - 16, " more");
   if (nJoined > 8) joined += concat(" and ", nJoined - 8, " more");
-  fail(concat(nMissing == 1 ? "rank " : "ranks ", missing, " of ", nranks_, " did not join at ", where,
-              " before the init deadline (HETCCL_TIMEOUT): not started, or failed before joining; joined: ", joined,
+  fail(concat(nMissing == 1 ? "rank " : "ranks ", missing, " of ", nranks_, " did not join at ", where, " ", when,
+              ": not started, or failed before joining; joined: ", joined,
               note.empty() ? "" : "; ", note),
        kErrorRankMissing | static_cast<uint32_t>(firstMissing));
 }

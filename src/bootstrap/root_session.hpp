@@ -37,8 +37,16 @@ class RootSession {
   /// At the root's deadline: every rank still waiting gets an error naming the ranks that never joined
   /// (`where` names the root). Nothing happens when the job is complete, has failed already, or no rank
   /// has registered (the job size is unknown then).
-  /// `note`, when not empty, ends the message (e.g. connections that failed authentication).
-  void giveUp(const std::string& where, const std::string& note = "");
+  /// `note`, when not empty, ends the message (e.g. connections that failed authentication); `when` says
+  /// what ran out (default: the init deadline).
+  void giveUp(const std::string& where, const std::string& note = "",
+              const std::string& when = "before the init deadline (HETCCL_TIMEOUT)");
+  /// Whether `rank` has registered (its descriptor passed every check).
+  bool joined(int rank) const {
+    return rank >= 0 && static_cast<size_t>(rank) < byRank_.size() && byRank_[rank].has_value();
+  }
+  /// Whether the job size is known (a rank has registered).
+  bool sized() const { return nranks_ > 0; }
 
  private:
   struct Member {

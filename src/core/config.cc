@@ -38,6 +38,8 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "", "network interface(s) for bootstrap, tcp and ucx (UCX_NET_DEVICES derived from it), e.g. eth0 or ^docker"},
     ConfigVar{"HETCCL_UNIQUE_ID", "", "", "hex unique id handed to ranks by hetccl-run (tools read it; the library does not)"},
     ConfigVar{"HETCCL_SECRET", "", "", "job secret (hex, >= 32 digits) for launchers that cannot pass a unique id (torchrun, mpirun, srun)"},
+    ConfigVar{"HETCCL_AUTH_FAILURE_GRACE", "", "5",
+              "seconds the rendezvous root still waits for a rank after a client claiming that rank failed authentication (a rank started with another HETCCL_SECRET or unique id), then fails init on every rank naming it; 0: wait until HETCCL_TIMEOUT (no unauthenticated client can then shorten init; docs/SECURITY.md)"},
     ConfigVar{"HETCCL_RANK", "", "", "this process's rank, set by hetccl-run (tools read it; the library does not)"},
     ConfigVar{"HETCCL_NRANKS", "", "", "number of ranks of the job, set by hetccl-run (tools read it)"},
     ConfigVar{"HETCCL_LOCAL_RANK", "", "", "rank among the processes of this host, set by hetccl-run (tools read it)"},
@@ -145,6 +147,7 @@ constexpr std::array kSizeBounds{
     SizeBound{"HETCCL_RMA_WINDOW_BYTES", 64 * kKiB, kGiB, "every pair of ranks of one host gets HETCCL_RMA_WINDOW_SLOTS such slots each way"},
     // 16 = tcp::kMaxSockets (tcp_hello.hpp): checked at init even when no pair of ranks uses tcp.
     SizeBound{"HETCCL_TCP_SOCKETS", 1, 16, "the tcp hello carries at most 16 sockets per peer and direction"},
+    SizeBound{"HETCCL_AUTH_FAILURE_GRACE", 0, 86400, "seconds (0: wait until HETCCL_TIMEOUT)"},
 };
 
 /// Variables with a fixed set of values, checked at init whether or not this communicator's path reads

@@ -8,8 +8,10 @@
   port_silent  the same, but the program never sends anything: rank 1 cannot tell it from a stopped root
                and waits its deadline (HETCCL_TIMEOUT=4 here), then says the peer accepted but never
                answered the hetccl handshake and that another program may hold the port.
-  secret_mismatch  rank 1 has another HETCCL_SECRET: it fails at once; rank 0 at its deadline names rank 1
-               and the failed handshake (see the function).
+  secret_mismatch  rank 1 has another HETCCL_SECRET: it fails at once; rank 0 within HETCCL_AUTH_FAILURE_GRACE
+               (5 s) names rank 1 and its failed authentication (HETCCL_TIMEOUT=60: not a wait for it).
+  secret_mismatch_no_grace  the same with HETCCL_AUTH_FAILURE_GRACE=0: rank 0 at its deadline
+               (HETCCL_TIMEOUT=4) names rank 1 and the failed handshake.
   emfile_root  8 ranks; rank 0 may open only 10 files (RLIMIT_NOFILE): its root's accept() fails with
                EMFILE; every rank fails at once with "Too many open files", the limit and `ulimit -n`.
                Before: the root thread stopped and every rank waited HETCCL_TIMEOUT, then "could not
@@ -54,7 +56,7 @@ def foreign_listener(banner):
     return s, s.getsockname()[1]
 
 
-def run_job(program, nranks, port, timeout, limits=None, secret_of=None):
+def run_job(program, nranks, port, timeout, limits=None, secret_of=None, extra_env=None):
     secret = secrets.token_hex(16)
     procs, t0 = [], time.time()
     for r in range(nranks):
@@ -63,6 +65,7 @@ def run_job(program, nranks, port, timeout, limits=None, secret_of=None):
                     "OMPI_COMM_WORLD_LOCAL_RANK": str(r), "OMPI_COMM_WORLD_LOCAL_SIZE": str(nranks),
                     "HETCCL_COMM_ID": f"127.0.0.1:{port}", "HETCCL_TRANSPORT": "tcp", "HETCCL_TIMEOUT": str(timeout),
                     "HETCCL_SECRET": (secret_of or {}).get(r, secret)})
+        env.update(extra_env or {})
         lim = (limits or {}).get(r)
         pre = (lambda n=lim: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))) if lim else None
         procs.append(subprocess.Popen([program, "--iters", "1"], env=env, stdout=subprocess.PIPE,
@@ -119,13 +122,28 @@ def port_silent(program):
 
 
 def secret_mismatch(program):
-    """Rank 1 has another HETCCL_SECRET: it fails at once saying the root does not hold its secret; rank 0 (an
-    unauthenticated peer cannot fail a job: anyone could) waits its deadline (HETCCL_TIMEOUT=4), then names
-    rank 1 as missing *and* the failed handshake as the likely cause. Before: only 'did not join'."""
+    """Rank 1 has another HETCCL_SECRET: it fails at once saying the root does not hold its secret; rank 0 is
+    told within HETCCL_AUTH_FAILURE_GRACE (default 5 s; HETCCL_TIMEOUT=60 here, so 'prompt' separates the two)
+    that rank 1 did not join and that a client claiming rank 1 failed authentication. Before 2026-11-30: rank 0
+    waited its whole HETCCL_TIMEOUT."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    r = run_job(program, 2, port, 4, secret_of={1: secrets.token_hex(16)})
+    r = run_job(program, 2, port, 60, secret_of={1: secrets.token_hex(16)})
+    p = []
+    expect(p, 0, r[0], REMOTE_ERROR, ["rank 1 of 2 did not join", "HETCCL_AUTH_FAILURE_GRACE",
+                                      "a client claiming rank 1 failed authentication", "HETCCL_SECRET"], True)
+    expect(p, 1, r[1], INVALID_ARGUMENT, ["failed authentication", "does not hold this job's secret"], True)
+    return p
+
+
+def secret_mismatch_no_grace(program):
+    """The same with HETCCL_AUTH_FAILURE_GRACE=0 (no unauthenticated client may shorten init): rank 0 waits its
+    deadline (HETCCL_TIMEOUT=4), then names rank 1 as missing *and* the failed handshake as the likely cause."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = run_job(program, 2, port, 4, secret_of={1: secrets.token_hex(16)}, extra_env={"HETCCL_AUTH_FAILURE_GRACE": "0"})
     p = []
     expect(p, 0, r[0], REMOTE_ERROR, ["rank 1 of 2 did not join", "failed the handshake", "HETCCL_SECRET"], False)
     expect(p, 1, r[1], INVALID_ARGUMENT, ["failed authentication", "does not hold this job's secret"], True)
@@ -155,7 +173,7 @@ def emfile_root(program):
 
 def main():
     program = os.path.join(sys.argv[1], "tests", "netns", "netns_fault_rank")
-    cases = sys.argv[2:] or ["port_banner", "port_silent", "secret_mismatch", "emfile_root"]
+    cases = sys.argv[2:] or ["port_banner", "port_silent", "secret_mismatch", "secret_mismatch_no_grace", "emfile_root"]
     failed = 0
     for c in cases:
         print(f"{c}:", flush=True)

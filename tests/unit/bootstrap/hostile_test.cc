@@ -3,8 +3,10 @@
 // pending-handshake cap), 200 connections opened and closed. Init must still succeed.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <future>
 #include <mutex>
+#include <thread>
 
 #include "bootstrap/handshake.hpp"
 #include "bootstrap_harness.hpp"
@@ -72,6 +74,71 @@ TEST(BootstrapHostile, LauncherRootStartedByRankZeroSurvivesAFlood) {
     if (rank != 1) return;
     held = passiveAttack(id.root, static_cast<uint16_t>(Purpose::Root), 80);
     for (auto& s : activeAttack(id.root, static_cast<uint16_t>(Purpose::Root), 0)) held.push_back(std::move(s));
+  };
+  auto ranks = joinAll(id, 3, opts);
+  for (size_t r = 0; r < ranks.size(); ++r)
+    ASSERT_TRUE(ranks[r].bootstrap) << "rank " << r << ": " << ranks[r].errorType << ": " << ranks[r].error;
+  onEveryRank(ranks, [](int, Bootstrap& b) { b.barrier(); });
+}
+
+/// Join options under which rank 1 holds another secret than the others.
+JoinOptions rankOneWithAnotherSecret(int deadlineMs) {
+  JoinOptions opts;
+  opts.deadlineMs = deadlineMs;
+  opts.idFor = [](int rank, const UniqueId& id) {
+    UniqueId other = id;
+    if (rank == 1) other.secret[0] ^= 0x5a;
+    return other;
+  };
+  return opts;
+}
+
+// A rank started with another secret (a launcher handed it another HETCCL_SECRET): it fails at once (the
+// root does not prove this job's secret to it), and the root, seeing a client claim rank 1 and fail on its
+// proof, tells every other rank within HETCCL_AUTH_FAILURE_GRACE instead of at HETCCL_TIMEOUT. Cost ~1 s.
+TEST(BootstrapHostile, ARankWithAnotherSecretFailsEveryRankWithinTheGrace) {
+  ScopedEnv timeout("HETCCL_TIMEOUT", "60");
+  ScopedEnv grace("HETCCL_AUTH_FAILURE_GRACE", "1");
+  const JoinOptions opts = rankOneWithAnotherSecret(60000);
+  const auto start = std::chrono::steady_clock::now();
+  auto ranks = joinAll(createUniqueId(), 3, opts);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(ranks[1].bootstrap);
+  EXPECT_NE(ranks[1].error.find("secret"), std::string::npos) << ranks[1].error;
+  for (int r : {0, 2}) {
+    ASSERT_FALSE(ranks[r].bootstrap) << "rank " << r;
+    EXPECT_NE(ranks[r].error.find("rank 1 of 3 did not join"), std::string::npos) << ranks[r].error;
+    EXPECT_NE(ranks[r].error.find("a client claiming rank 1 failed authentication"), std::string::npos) << ranks[r].error;
+    EXPECT_NE(ranks[r].error.find("HETCCL_AUTH_FAILURE_GRACE"), std::string::npos) << ranks[r].error;
+  }
+  // Not a timing figure: what separates the grace from the 60 s deadline on a loaded machine.
+  EXPECT_LT(took, std::chrono::seconds(30));
+}
+
+// With the grace off, an unauthenticated client cannot shorten init: the ranks wait for HETCCL_TIMEOUT, and
+// the deadline's message still names the failed handshake. Cost ~2 s.
+TEST(BootstrapHostile, WithTheGraceOffAWrongSecretWaitsForTheDeadline) {
+  ScopedEnv timeout("HETCCL_TIMEOUT", "2");
+  ScopedEnv grace("HETCCL_AUTH_FAILURE_GRACE", "0");
+  auto ranks = joinAll(createUniqueId(), 3, rankOneWithAnotherSecret(2000));
+  for (int r : {0, 2}) {
+    ASSERT_FALSE(ranks[r].bootstrap) << "rank " << r;
+    EXPECT_NE(ranks[r].error.find("before the init deadline"), std::string::npos) << ranks[r].error;
+    EXPECT_NE(ranks[r].error.find("failed the handshake"), std::string::npos) << ranks[r].error;
+  }
+}
+
+// A stranger claiming rank 2 with a wrong proof does not fail a job whose real rank 2 joined: here rank 2
+// joins at once, and rank 1 only 2 s later, after the grace (1 s) has run out; the job completes. Cost ~2 s.
+TEST(BootstrapHostile, AForgedClaimDoesNotFailAJobWhoseClaimedRankJoined) {
+  ScopedEnv timeout("HETCCL_TIMEOUT", "30");
+  ScopedEnv grace("HETCCL_AUTH_FAILURE_GRACE", "1");
+  UniqueId id = createUniqueId();
+  std::vector<net::Socket> held = activeAttack(id.root, static_cast<uint16_t>(Purpose::Root), 2);
+  JoinOptions opts;
+  opts.deadlineMs = 30000;
+  opts.tweak = [](int rank, int&, PeerInfo&) {
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::seconds(2));
   };
   auto ranks = joinAll(id, 3, opts);
   for (size_t r = 0; r < ranks.size(); ++r)
