@@ -269,7 +269,8 @@ class Compiler {
   }
 
   // Per piece: wait until its slot is empty, copy it in, write its token (after the data). On a ring to
-  // another host the stamp words and the length go first: that ring's proxy sends them with the piece.
+  // another host the stamp words and the length go first: that ring's proxy sends them with the piece. The
+  // wait for the next piece's slot goes in the same call as the token (one runtime call per piece fewer).
   void send(const Step& st, void* stream) {
     const GpuRing& ring = *res_.rings->out[st.peer];
     const bool proxied = res_.rings->remote[st.peer];
@@ -278,9 +279,11 @@ class Compiler {
     for (uint64_t j = 0; j < pieces; ++j) {
       const uint64_t k = sent_[st.peer]++;
       const uint64_t off = j * ring.slotBytes();
-      OpList wait;
-      addSlotEmpty(wait, st.peer, k);  // wait:slot-empty
-      queue(wait, stream, "streamOps(wait for an empty ring slot)");
+      if (j == 0) {
+        OpList wait;
+        addSlotEmpty(wait, st.peer, k);  // wait:slot-empty
+        queue(wait, stream, "streamOps(wait for an empty ring slot)");
+      }
       const uint64_t len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
       call(gpu_.memcpyAsync(ring.slot(k), src + off, len, stream), "memcpyAsync(device to ring)");
       uint64_t* header = ring.devSlotHeader(k);
@@ -292,7 +295,8 @@ class Compiler {
         ops.add(HETCCL_GPU_OP_WRITE, header + kSlotBytesWord, len);  // what the proxy sends (net_ring_proxy.hpp)
       }
       ops.add(HETCCL_GPU_OP_WRITE, header, sentToken(st.peer, k));  // after the data
-      queue(ops, stream, "streamOps(publish a piece)");
+      if (j + 1 < pieces) addSlotEmpty(ops, st.peer, k + 1);  // wait:next-slot-empty
+      queue(ops, stream, "streamOps(publish a piece, wait for the next empty slot)");
     }
   }
 
@@ -319,7 +323,9 @@ class Compiler {
 
   // Recv (reduceStream null): pieces straight into dst. RecvReduce: pieces into landing buffers on
   // `ringStream` (the receive stream), reduced into dst on `reduceStream` (which already waits for the
-  // step's dependencies). A slot is released together with the next piece's expected token (one call).
+  // step's dependencies). Per piece one call publishes the token expected, releases the previous piece's
+  // slot and waits for the piece. (Reducing on the receive stream itself, without the events, was measured
+  // 1.2-1.3x slower from 128 MiB and no faster below: bench/results/plugin_call_costs_h200x2_2026-11-30.)
   void receive(const Step& st, void* ringStream, void* reduceStream) {
     const GpuRing& ring = *res_.rings->in[st.peer];
     if (reduceStream) use(recvStream(st.peer));
@@ -329,12 +335,11 @@ class Compiler {
     for (uint64_t j = 0; j < pieces; ++j) {
       const uint64_t k = received_[st.peer];
       const uint64_t off = j * ring.slotBytes(), len = std::min<uint64_t>(ring.slotBytes(), st.bytes - off);
-      OpList publish, wait;
-      addExpect(publish, st.peer, k);
-      addRelease(publish, st.peer);
-      queue(publish, ringStream, "streamOps(publish the expected token, release a ring slot)");
-      addSlotFull(wait, st.peer, k);  // wait:slot-full
-      queue(wait, ringStream, "streamOps(wait for the expected piece)");
+      OpList ops;
+      addExpect(ops, st.peer, k);
+      addRelease(ops, st.peer);
+      addSlotFull(ops, st.peer, k);  // wait:slot-full
+      queue(ops, ringStream, "streamOps(publish the expected token, release a ring slot, wait for the piece)");
       if (!reduceStream) {
         call(gpu_.memcpyAsync(dst + off, ring.slot(k), len, ringStream), "memcpyAsync(ring to device)");
       } else {
