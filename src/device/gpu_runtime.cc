@@ -190,13 +190,10 @@ void GpuRuntime::divide(void* buf, size_t count, DataType type, uint64_t n, Stre
 
 namespace {
 
-GpuRuntime* registerRuntime(DeviceKind kind) {
+std::unique_ptr<GpuRuntime> loadRuntime(DeviceKind kind) {
   const hetcclGpuPlugin_t* plugin = loadGpuPlugin(kind);
   if (!plugin) return nullptr;
-  auto owned = std::make_unique<GpuRuntime>(*plugin, kind == DeviceKind::Hip ? MemoryKind::Hip : MemoryKind::Cuda);
-  GpuRuntime* raw = owned.get();
-  runtimes().add(std::move(owned));
-  return raw;
+  return std::make_unique<GpuRuntime>(*plugin, kind == DeviceKind::Hip ? MemoryKind::Hip : MemoryKind::Cuda);
 }
 
 }  // namespace
@@ -204,12 +201,12 @@ GpuRuntime* registerRuntime(DeviceKind kind) {
 GpuRuntime* gpuRuntime(DeviceKind kind) {
   switch (kind) {
     case DeviceKind::Cuda: {
-      static GpuRuntime* const cuda = registerRuntime(DeviceKind::Cuda);
-      return cuda;
+      static const std::unique_ptr<GpuRuntime> cuda = loadRuntime(DeviceKind::Cuda);
+      return cuda.get();
     }
     case DeviceKind::Hip: {
-      static GpuRuntime* const hip = registerRuntime(DeviceKind::Hip);
-      return hip;
+      static const std::unique_ptr<GpuRuntime> hip = loadRuntime(DeviceKind::Hip);
+      return hip.get();
     }
     case DeviceKind::Host:
       break;

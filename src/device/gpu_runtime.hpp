@@ -129,7 +129,7 @@ class GpuRuntime final : public Runtime {
 };
 
 /// The process's runtime of a GPU vendor (DeviceKind::Cuda or DeviceKind::Hip): on the first call loads
-/// the plugin (loadGpuPlugin) and registers a GpuRuntime for that memory kind in runtimes(). nullptr when
+/// the plugin (loadGpuPlugin) and creates the process's GpuRuntime for that memory kind. nullptr when
 /// the plugin or a device is unavailable (gpuPluginUnavailableReason() says why), and for Host.
 /// Thread-safe.
 GpuRuntime* gpuRuntime(DeviceKind kind);

@@ -1,21 +1,16 @@
 // Device runtime interface: the memory services hetccl needs from one kind of memory (host, CUDA, HIP),
 // shaped like UCC's memory components (alloc / free / copy / fill / "whose pointer is this?").
 //
-// The host runtime is built in (src/device/host). CUDA and HIP runtimes live in separate shared objects
-// that a loader opens with dlopen at run time and registers here, so the core never links a vendor
-// runtime. Streams, events, async copies and device reduction kernels are later additions to this
+// Implementations: device::GpuRuntime (src/device/gpu_runtime.hpp) over a CUDA or HIP plugin that the
+// core opens with dlopen at run time, so it never links a vendor runtime; the tests' host runtime and
+// registry (tests/support/host_runtime.hpp, runtime_registry.hpp). Streams, events, async copies and device reduction kernels are later additions to this
 // interface (as separate capabilities, queried before use); nothing here is asynchronous.
 //
 // Copies between two *different* device kinds (CUDA <-> HIP) are not a runtime's job: the engine stages
 // them through host memory with one runtime on each side.
 #pragma once
 
-#include <array>
-#include <atomic>
 #include <cstddef>
-#include <memory>
-#include <mutex>
-#include <vector>
 
 namespace hetccl::device {
 
@@ -58,34 +53,5 @@ class Runtime {
   /// a pointer is when no device runtime claims it). Must be cheap and must not throw.
   virtual bool owns(const void* ptr) const noexcept = 0;
 };
-
-/// The runtimes available in a process: the host runtime always, device runtimes once loaded.
-/// Registration takes a lock; lookups are lock-free.
-class RuntimeRegistry {
- public:
-  /// A registry holding only the host runtime.
-  RuntimeRegistry();
-  ~RuntimeRegistry();
-  RuntimeRegistry(const RuntimeRegistry&) = delete;
-  RuntimeRegistry& operator=(const RuntimeRegistry&) = delete;
-
-  /// Adds a device runtime (kept for the registry's lifetime). Throws InvalidUsage when one of the same
-  /// kind is already registered, InvalidArgument for nullptr.
-  void add(std::unique_ptr<Runtime> runtime);
-  /// The runtime of `kind`, or nullptr when none is loaded.
-  Runtime* find(MemoryKind kind) const noexcept;
-  /// The runtime of `kind`; throws InvalidUsage naming the kind when none is loaded.
-  Runtime& get(MemoryKind kind) const;
-  /// Kind of the memory `ptr` points to: the first device runtime that owns it, else Host.
-  MemoryKind kindOf(const void* ptr) const noexcept;
-
- private:
-  std::array<std::atomic<Runtime*>, kNumMemoryKinds> byKind_{};
-  std::vector<std::unique_ptr<Runtime>> owned_;
-  std::mutex addMutex_;
-};
-
-/// The process-wide registry (created on first use; device loaders add to it).
-RuntimeRegistry& runtimes();
 
 }  // namespace hetccl::device

@@ -1,4 +1,4 @@
-// Device runtime registry and the host runtime.
+// The tests' device runtime registry and host runtime (tests/support), and memoryKindName.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "device/base/runtime.hpp"
+#include "support/runtime_registry.hpp"
 
 namespace hetccl::device {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "core/types.hpp"
 #include "device/host/half.hpp"
-#include "engine/links.hpp"
-#include "transport/mem/mem_transport.hpp"
+#include "support/connection_table.hpp"
+#include "support/mem_transport.hpp"
 
 namespace hetccl::test {
 

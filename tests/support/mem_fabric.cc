@@ -1,4 +1,4 @@
-#include "transport/mem/mem_fabric.hpp"
+#include "support/mem_fabric.hpp"
 
 #include "core/error.hpp"
 

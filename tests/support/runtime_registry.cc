@@ -1,19 +1,11 @@
+#include "support/runtime_registry.hpp"
+
 #include <memory>
 
 #include "core/error.hpp"
-#include "device/base/runtime.hpp"
-#include "device/host/host_runtime.hpp"
+#include "support/host_runtime.hpp"
 
 namespace hetccl::device {
-
-const char* memoryKindName(MemoryKind kind) noexcept {
-  switch (kind) {
-    case MemoryKind::Host: return "host";
-    case MemoryKind::Cuda: return "cuda";
-    case MemoryKind::Hip: return "hip";
-  }
-  return "unknown";
-}
 
 RuntimeRegistry::RuntimeRegistry() { add(std::make_unique<HostRuntime>()); }
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "transport/base/transport.hpp"
-#include "transport/mem/mem_fabric.hpp"
+#include "support/mem_fabric.hpp"
 
 namespace hetccl::transport::mem {
 

@@ -1,4 +1,4 @@
-#include "engine/links.hpp"
+#include "support/connection_table.hpp"
 
 #include "core/error.hpp"
 

@@ -1,4 +1,4 @@
-#include "transport/mem/mem_transport.hpp"
+#include "support/mem_transport.hpp"
 
 #include <algorithm>
 #include <cstring>

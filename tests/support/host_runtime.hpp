@@ -1,4 +1,5 @@
-// The host device runtime: ordinary host memory through the C library.
+// Test double: a device::Runtime over ordinary host memory through the C library (the tests' stand-in for
+// a device, and the host entry of tests/support/runtime_registry.hpp).
 #pragma once
 
 #include "device/base/runtime.hpp"

@@ -1,4 +1,4 @@
-#include "device/host/host_runtime.hpp"
+#include "support/host_runtime.hpp"
 
 #include <cerrno>
 #include <cstdlib>
