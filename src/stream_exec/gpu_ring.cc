@@ -82,6 +82,10 @@ GpuRing::GpuRing(ShmSegment segment, const hetcclGpuPlugin_t& gpu) : segment_(st
   dev_ = static_cast<char*>(dev);
 }
 
+uint64_t* GpuRing::tokenHeader(uint64_t token) const {
+  return token != 0 && tokenSlot(token) < slots() ? slotHeader(tokenSlot(token)) : nullptr;
+}
+
 void GpuRing::recordMismatch(const uint64_t words[8]) const {
   uint64_t* r = report();
   if (__atomic_load_n(r, __ATOMIC_ACQUIRE) != 0) return;

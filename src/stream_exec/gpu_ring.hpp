@@ -96,6 +96,9 @@ class GpuRing {
   uint64_t* slotHeader(uint32_t slot) const {
     return reinterpret_cast<uint64_t*>(static_cast<char*>(segment_.data()) + headerOffset() + slot * kGpuSlotHeaderBytes);
   }
+  /// The state word of the slot a piece token names (gpu_stamp.hpp), or nullptr when it names none of this
+  /// ring's slots (0: nothing awaited; or a token of another ring's size).
+  uint64_t* tokenHeader(uint64_t token) const;
   uint64_t* report() const { return header()->report; }
   /// Records a stamp mismatch (the stamp found, then the one expected: 8 words) unless one is recorded
   /// already (the first one stays); written before the report's flag word, which readers check first.

@@ -360,7 +360,7 @@ void StreamExecutor::releaseStreams() {
     if (!rings_.in[p]) continue;
     GpuRing& in = *rings_.in[p];
     const uint64_t want = load(in.expect());
-    if (want != 0 && tokenSlot(want) < in.slots()) __atomic_store_n(in.slotHeader(tokenSlot(want)), want, __ATOMIC_RELEASE);
+    if (uint64_t* awaited = in.tokenHeader(want)) __atomic_store_n(awaited, want, __ATOMIC_RELEASE);
     for (uint32_t s = 0; s < rings_.out[p]->slots(); ++s)
       __atomic_store_n(rings_.out[p]->slotHeader(s), kSlotEmpty, __ATOMIC_RELEASE);
   }
@@ -389,8 +389,7 @@ void StreamExecutor::reportFailure(const std::exception& e) {
 // from another host) from the slot's stamp words, which that ring's proxy writes, when they give the token.
 void StreamExecutor::stampOf(const GpuRing& ring, GroupLog log, uint64_t token, uint64_t words[4]) {
   if (ring.findGroup(log, token, words)) return;
-  if (log == GroupLog::Sent && tokenSlot(token) < ring.slots()) {
-    const uint64_t* header = ring.slotHeader(tokenSlot(token));
+  if (const uint64_t* header = log == GroupLog::Sent ? ring.tokenHeader(token) : nullptr) {
     for (int w = 0; w < 4; ++w) words[w] = load(header + 1 + w);
     if (pieceToken(words, tokenSlot(token)) == token) return;
   }
@@ -408,8 +407,8 @@ void StreamExecutor::findStampMismatch() {
     std::array<uint64_t, 2> now{};  // the token expected, the token found (0: no mismatch)
     if (ring) {
       const uint64_t want = load(ring->expect());
-      if (want != 0 && tokenSlot(want) < ring->slots()) {
-        const uint64_t found = load(ring->slotHeader(tokenSlot(want)));
+      if (const uint64_t* header = ring->tokenHeader(want)) {
+        const uint64_t found = load(header);
         if (found != kSlotEmpty && found != want) now = {want, found};
       }
     }
@@ -431,8 +430,8 @@ bool StreamExecutor::recordPathDisagreement() const {
   // A receiver waits for a piece its sender has not put in: the ring's expect word is set and names an
   // empty slot.
   auto awaited = [](const GpuRing& ring) {
-    const uint64_t want = load(ring.expect());
-    return want != 0 && tokenSlot(want) < ring.slots() && load(ring.slotHeader(tokenSlot(want))) == kSlotEmpty;
+    const uint64_t* header = ring.tokenHeader(load(ring.expect()));
+    return header && load(header) == kSlotEmpty;
   };
   for (size_t p = 0; p < rings_.in.size(); ++p) {
     const GpuRing* in = rings_.in[p].get();

@@ -251,9 +251,9 @@ class Compiler {
     out[3] = k;
   }
 
-  /// The token of the k-th piece this group sends to `peer`, or receives from it (gpu_stamp.hpp).
-  uint64_t sentToken(int peer, uint64_t k) const {
-    uint64_t words[4];
+  /// The stamp words and the token (gpu_stamp.hpp) of the k-th piece this group sends to `peer`, or
+  /// receives from it.
+  uint64_t sentToken(int peer, uint64_t k, uint64_t words[4]) const {
     stamp(words, sendGroup_[peer], sendBytes_[peer], k);
     return pieceToken(words, static_cast<uint32_t>(k % res_.rings->out[peer]->slots()));
   }
@@ -288,13 +288,13 @@ class Compiler {
       call(gpu_.memcpyAsync(ring.slot(k), src + off, len, stream), "memcpyAsync(device to ring)");
       uint64_t* header = ring.devSlotHeader(k);
       OpList ops;
+      uint64_t words[4];
+      const uint64_t token = sentToken(st.peer, k, words);
       if (proxied) {
-        uint64_t words[4];
-        stamp(words, sendGroup_[st.peer], sendBytes_[st.peer], k);
         for (int w = 0; w < 4; ++w) ops.add(HETCCL_GPU_OP_WRITE, header + 1 + w, words[w]);
         ops.add(HETCCL_GPU_OP_WRITE, header + kSlotBytesWord, len);  // what the proxy sends (net_ring_proxy.hpp)
       }
-      ops.add(HETCCL_GPU_OP_WRITE, header, sentToken(st.peer, k));  // after the data
+      ops.add(HETCCL_GPU_OP_WRITE, header, token);  // after the data
       if (j + 1 < pieces) addSlotEmpty(ops, st.peer, k + 1);  // wait:next-slot-empty
       queue(ops, stream, "streamOps(publish a piece, wait for the next empty slot)");
     }
