@@ -5,9 +5,13 @@ Runs `hetccl-perf COLL` under hetccl-run once per variant and repetition, interl
 each repetition, so drift hits every variant alike): `auto` and each forced HETCCL_ALGO (ring, tree, rd,
 hier), plus any `--variant NAME:VAR=VALUE,...` (auto with those variables set, e.g. `small1k:HETCCL_SMALL_BYTES=1K`)
 and `--before-build DIR` (auto with another build's hetccl-run, hetccl-perf and libhetccl.so, e.g. the commit
-before a change: variant `before`), all in the same run. Takes the median time per size of each variant (out of place), and
+before a change: variant `before`), all in the same run. `--compete NAME:VAR=VALUE,...` adds a variant that
+auto must also keep up with (a forced path or chunk size on device buffers, e.g.
+`pipeline:HETCCL_GPU_EXEC=pipeline`, `noll:HETCCL_GPU_LL_BYTES=0`, `chunk256k:HETCCL_GPU_MIN_CHUNK_BYTES=256K`);
+`--device cuda|hip|gpu` puts the buffers on each rank's GPU (hetccl-perf --device; export HETCCL_CUDA_PLUGIN
+where the plugin is not beside libhetccl.so). Takes the median time per size of each variant (out of place), and
 prints a markdown table with auto / best forced. Exit status 1 when auto is slower than `--floor` (0.95) x
-the best forced variant at some size, i.e. auto time > best time / floor; 0 otherwise. Every hetccl-perf run
+the best forced (or --compete) variant at some size, i.e. auto time > best time / floor; 0 otherwise. Every hetccl-perf run
 checks its results (a wrong element fails the run, and this script).
 
 `--write-tuning FILE` (all_reduce only) writes what was measured as rows of a tuning table (HETCCL_TUNING_FILE,
@@ -22,8 +26,8 @@ cores time-slice). Record results with the machine under bench/results/.
 
 Usage: bench/run_algo_sweep.py --build build [--coll all_reduce] [-n 2] [--domains 2] [--layout blocks]
          [--transport shm] [--reps 3] [-b 8] [-e 1M] [-f 4] [--iters 200] [--warmup 20] [--out DIR]
-         [--algos auto,ring,tree,rd,hier] [--variant NAME:VAR=VALUE,...]... [--before-build DIR] [--floor 0.95]
-         [--write-tuning FILE]
+         [--algos auto,ring,tree,rd,hier] [--variant NAME:VAR=VALUE,...]... [--compete NAME:VAR=VALUE,...]...
+         [--before-build DIR] [--floor 0.95] [--device host|cuda|hip|gpu] [--write-tuning FILE]
 """
 import argparse
 import os
@@ -52,7 +56,7 @@ def variants_of(opts):
         if a != "auto" and a not in FORCED:
             sys.exit(f"run_algo_sweep: unknown algorithm '{a}' (auto, {', '.join(FORCED)})")
         out.append((a, {"HETCCL_ALGO": a}, opts.build))
-    for v in opts.variant:
+    for v in opts.variant + opts.compete:
         name, _, assigns = v.partition(":")
         env = {"HETCCL_ALGO": "auto"}
         for kv in filter(None, assigns.split(",")):
@@ -73,6 +77,8 @@ def run_once(opts, env_extra, build):
         cmd += ["--layout", opts.layout]
     cmd += ["--", os.path.join(tools, "hetccl-perf"), opts.coll, "-b", opts.b, "-e", opts.e, "-f", str(opts.f),
             "-n", str(opts.iters), "-w", str(opts.warmup)]
+    if opts.device != "host":
+        cmd += ["--device", opts.device]
     lib_path = os.path.abspath(build) + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
     env = dict(os.environ, HETCCL_TRANSPORT=opts.transport, LD_LIBRARY_PATH=lib_path, **env_extra)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=opts.timeout)
@@ -134,6 +140,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--algos", default="auto," + ",".join(FORCED))
     ap.add_argument("--variant", action="append", default=[])
+    ap.add_argument("--compete", action="append", default=[])
+    ap.add_argument("--device", default="host", choices=["host", "cuda", "hip", "gpu"])
     ap.add_argument("--before-build", default="")
     ap.add_argument("--floor", type=float, default=0.95)
     ap.add_argument("--timeout", type=int, default=600)
@@ -157,11 +165,12 @@ def main():
                     f.write(text)
     med = {name: {s: statistics.median(r[s] for r in rs) for s in rs[0]} for name, rs in runs.items()}
 
-    forced = [name for name, _, _ in variants if name in FORCED]
-    others = [name for name, _, _ in variants if name not in FORCED and name != "auto"]
+    competing = {v.partition(":")[0] for v in opts.compete}
+    forced = [name for name, _, _ in variants if name in FORCED or name in competing]
+    others = [name for name, _, _ in variants if name not in forced and name != "auto"]
     names = [n for n, _, _ in variants]
     print(f"\n{opts.coll}, {opts.n} ranks in {opts.domains} domain(s){' (' + opts.layout + ')' if opts.layout else ''}, "
-          f"transport {opts.transport}: out-of-place time, us (median of {opts.reps} runs of {opts.iters} calls)")
+          f"{opts.device} buffers, transport {opts.transport}: out-of-place time, us (median of {opts.reps} runs of {opts.iters} calls)")
     cols = names + (["auto / best forced"] if "auto" in med and forced else [])
     cols += [f"{o} / auto" for o in others if "auto" in med]
     print("| bytes | " + " | ".join(cols) + " |")
@@ -178,7 +187,7 @@ def main():
         row += [f"{med[o][s] / med['auto'][s]:.2f}" for o in others if "auto" in med]
         print(f"| {s} | " + " | ".join(row) + " |")
     if opts.write_tuning:
-        candidates = [n for n in forced if not (n == "hier" and opts.domains == 1)]
+        candidates = [n for n in forced if n in FORCED and not (n == "hier" and opts.domains == 1)]
         if not candidates:
             sys.exit("run_algo_sweep: --write-tuning needs forced algorithms (--algos)")
         bands = tuning_bands(med, candidates, opts.floor)

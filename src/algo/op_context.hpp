@@ -31,11 +31,12 @@ struct OpContext {
   /// Location of element `elem` of `base`.
   Location at(Location base, size_t elem) const { return base + elem * elemSize; }
   uint64_t bytes(size_t elems) const { return elems * elemSize; }
-  /// Pipeline chunk: HETCCL_CHUNK_BYTES for large operations; mid-size ones (below 8 chunks) use
-  /// smaller chunks, down to Tuning::minChunkBytes, so that they still pipeline.
+  /// Pipeline chunk: HETCCL_CHUNK_BYTES for large operations; mid-size ones (below Tuning::midChunks
+  /// chunks) use smaller chunks, down to Tuning::minChunkBytes, so that they still pipeline.
   size_t chunkElems() const {
     const size_t total = op.count * elemSize;
-    const size_t bytes = std::min(std::max<size_t>(total / 8, tuning.minChunkBytes), tuning.chunkBytes);
+    const size_t pieces = std::max<size_t>(1, tuning.midChunks);
+    const size_t bytes = std::min(std::max<size_t>(total / pieces, tuning.minChunkBytes), tuning.chunkBytes);
     return std::max<size_t>(1, bytes / elemSize);
   }
 

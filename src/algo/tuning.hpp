@@ -25,6 +25,9 @@ struct TuningBand {
 struct Tuning {
   size_t chunkBytes = 512 * 1024;  ///< HETCCL_CHUNK_BYTES: pipeline unit (rounded down to whole elements, min 1)
   size_t minChunkBytes = 64 * 1024;  ///< mid-size operations split into chunks no smaller than this
+  /// Mid-size operations (below this many chunks of chunkBytes) are cut into this many chunks, none smaller
+  /// than minChunkBytes. The stream pipeline sets 4 (its pieces cost more: StreamExecutor::tuningFromConfig).
+  size_t midChunks = 8;
   size_t smallBytes = 64 * 1024;   ///< HETCCL_SMALL_BYTES: up to this many bytes use latency-bound algorithms
   AlgoChoice algo = AlgoChoice::Auto;  ///< HETCCL_ALGO
   /// HETCCL_HIER_CHUNK_BYTES: pipeline unit of the hierarchical algorithms with the vendor library in the

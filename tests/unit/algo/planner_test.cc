@@ -308,6 +308,31 @@ TEST(DepTracker, ReadsWaitForWritersAndWritesWaitForReaders) {
   EXPECT_TRUE(deps.empty());
 }
 
+// Mid-size operations are cut into Tuning::midChunks pieces, none below minChunkBytes nor above chunkBytes:
+// the stream pipeline's 4 (1 MiB .. 4 MiB) cuts an 8 MiB all-reduce of two ranks (the pair exchange: each rank
+// sends everything) into 4 sends of 2 MiB, where the host engine's 8 would make 8 of 1 MiB.
+TEST(Planner, MidSizeOperationsAreCutIntoMidChunksPieces) {
+  auto sendsOf = [](size_t bytes, size_t midChunks) {
+    Tuning t;
+    t.chunkBytes = 4 << 20;
+    t.minChunkBytes = 1 << 20;
+    t.midChunks = midChunks;
+    t.pairExchangeBytes = size_t{64} << 20;
+    const CollOp op = fakeOp(CollKind::AllReduce, bytes / 4, 2, 0);
+    const Schedule s = plan(Topology{0, 2, {0, 1}}, {&op, 1}, t);
+    std::vector<uint64_t> sends;
+    for (const Step& st : s.steps)
+      if (st.kind == StepKind::Send) sends.push_back(st.bytes);
+    return sends;
+  };
+  const uint64_t MiB = 1 << 20;
+  EXPECT_EQ(sendsOf(8 * MiB, 4), std::vector<uint64_t>(4, 2 * MiB));
+  EXPECT_EQ(sendsOf(8 * MiB, 8), std::vector<uint64_t>(8, MiB));
+  EXPECT_EQ(sendsOf(2 * MiB, 4), std::vector<uint64_t>(2, MiB));     // none below minChunkBytes
+  EXPECT_EQ(sendsOf(64 * MiB, 4), std::vector<uint64_t>(16, 4 * MiB));  // none above chunkBytes
+  EXPECT_EQ(sendsOf(8 * MiB, 0), std::vector<uint64_t>(2, 4 * MiB));  // 0 counts as one piece (capped)
+}
+
 TEST(Tuning, ReadsTheConfiguration) {
   setenv("HETCCL_ALGO", "tree", 1);
   setenv("HETCCL_CHUNK_BYTES", "8K", 1);
