@@ -12,7 +12,10 @@ Binding: ctypes over the C API of libhetccl.so (no compiled extension; see pytho
 measured per-call overhead). library_path() says which libhetccl.so was loaded.
 """
 
-from ._agent import READ, WRITE, Agent, AgentMemory, AgentUnavailableError, Xfer, agent_available, range_dtype
+from ._agent import Agent, Xfer
+from ._agent_api import READ, WRITE, AgentUnavailableError, agent_available
+from ._agent_memory import AgentMemory
+from ._agent_ranges import range_dtype
 from ._comm import (AVG, MAX, MIN, PROD, SUM, Communicator, DataType, PreMulSumOp, ReduceOp, get_unique_id, group,
                     init, library_path, library_source, version)
 from ._errors import (ArgumentOverflowError, DtypeError, HetcclError, HetcclSystemError, InProgressError, InternalError,

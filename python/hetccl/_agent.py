@@ -19,420 +19,17 @@ not end the registration. An Xfer dropped while its post still runs is released 
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import enum
-import sys
 import threading
 import time
 
-from . import _lib
-from ._dlpack import GPU_DEVICES, export
-from ._errors import (IN_PROGRESS, INVALID_ARGUMENT, INVALID_USAGE, ArgumentOverflowError, HetcclError,
-                      InvalidArgumentError, InvalidUsageError)
+from . import _agent_api as _api
+from ._agent_api import NAME_MAX, READ, WRITE, AgentOptions, _NOTIF_FIRST_CAPACITY, _bytes, _cstr, _f, _op, _secret
+from ._agent_memory import AgentMemory
+from ._agent_ranges import _ranges, strided_ranges
+from ._errors import IN_PROGRESS, INVALID_ARGUMENT, INVALID_USAGE, InvalidArgumentError, InvalidUsageError
 from ._library import _error, check
-from ._rma import MEM_KINDS
-from ._types import _int32, _uint
-
-NAME_MAX = 63            # HETCCL_AGENT_NAME_MAX
-NOTIF_MAX = 4096         # HETCCL_AGENT_NOTIF_MAX
-_NOTIF_FIRST_CAPACITY = 256  # get_notif's first buffer; a larger message is taken again with its size
-
-
-class AgentOp(enum.IntEnum):
-    """hetcclAgentOp_t."""
-
-    READ = 0   # peer -> local
-    WRITE = 1  # local -> peer
-
-
-READ, WRITE = AgentOp.READ, AgentOp.WRITE
-_OPS = {"read": READ, "write": WRITE, READ: READ, WRITE: WRITE}
-
-
-class AgentOptions(ctypes.Structure):
-    """hetcclAgentOptions_t."""
-
-    _fields_ = [("secret", ctypes.c_void_p), ("secretBytes", ctypes.c_size_t), ("listenAddress", ctypes.c_char_p),
-                ("device", ctypes.c_int), ("timeoutSeconds", ctypes.c_double)]
-
-
-class AgentRange(ctypes.Structure):
-    """hetcclAgentRange_t: 32 bytes."""
-
-    _fields_ = [("localRegion", ctypes.c_uint32), ("remoteRegion", ctypes.c_uint32), ("localOffset", ctypes.c_uint64),
-                ("remoteOffset", ctypes.c_uint64), ("bytes", ctypes.c_uint64)]
-
-
-assert ctypes.sizeof(AgentRange) == 32
-RANGE_FIELDS = ("localRegion", "remoteRegion", "localOffset", "remoteOffset", "bytes")
-_RANGE_TYPES = ("u4", "u4", "u8", "u8", "u8")
-
-_vp, _sz, _u32, _u64, _int = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
-_P = ctypes.POINTER
-_FNS = [
-    ("hetcclAgentOptionsInit", [_P(AgentOptions)]),
-    ("hetcclAgentCreate", [ctypes.c_char_p, _P(AgentOptions), _P(_vp)]),
-    ("hetcclAgentDestroy", [_vp]),
-    ("hetcclAgentGetMetadata", [_vp, _vp, _P(_sz)]),
-    ("hetcclAgentLoadRemote", [_vp, _vp, _sz, _vp]),
-    ("hetcclAgentForgetRemote", [_vp, ctypes.c_char_p]),
-    ("hetcclAgentRegister", [_vp, _vp, _sz, _P(_vp), _P(_u32)]),
-    ("hetcclAgentDeregister", [_vp]),
-    ("hetcclAgentMemQuery", [_vp, _P(_u32), _P(_int), _P(_sz)]),
-    ("hetcclAgentStridedRanges", [_vp, _sz, _u32, _u64, _u64, _u32, _u64, _u64, _u64]),
-    ("hetcclAgentPrepXfer", [_vp, _int, ctypes.c_char_p, _vp, _sz, _vp, _sz, _P(_vp)]),
-    ("hetcclAgentPostXfer", [_vp]),
-    ("hetcclAgentCheckXfer", [_vp]),
-    ("hetcclAgentWaitXfer", [_vp]),
-    ("hetcclAgentCancelXfer", [_vp]),
-    ("hetcclAgentReleaseXfer", [_vp]),
-    ("hetcclAgentGenNotif", [_vp, ctypes.c_char_p, _vp, _sz]),
-    ("hetcclAgentGetNotif", [_vp, _vp, _vp, _sz, _P(_sz), _P(_int)]),
-]
-
-
-class AgentUnavailableError(HetcclError, NotImplementedError):
-    """The loaded libhetccl does not export the functions of hetccl_agent.h (an older build)."""
-
-    result = INVALID_USAGE
-
-
-class _Fns:
-    pass
-
-
-_bind_lock = threading.Lock()
-_fns = None      # the bound functions (a _Fns), once every one was found
-_missing = None  # names the library lacks (None: not looked up yet)
-
-
-def agent_missing():
-    """Names of the hetccl_agent.h functions the loaded library does not export (empty: agents available)."""
-    global _fns, _missing
-    if _missing is None:
-        _lib.load()
-        with _bind_lock:
-            if _missing is None:
-                ns, missing = _Fns(), []
-                for name, argtypes in _FNS:
-                    try:
-                        f = getattr(_lib.lib, name)
-                    except AttributeError:
-                        missing.append(name)
-                        continue
-                    f.restype = ctypes.c_int
-                    f.argtypes = argtypes
-                    setattr(ns, name, f)
-                if not missing:
-                    _fns = ns
-                _missing = missing
-    return _missing
-
-
-def agent_available() -> bool:
-    """True when the loaded libhetccl exports every function of hetccl_agent.h."""
-    return not agent_missing()
-
-
-def _f():
-    if _fns is None:
-        missing = agent_missing()
-        if missing:
-            raise AgentUnavailableError(
-                f"{_lib.library_path()} does not export the agent API of hetccl_agent.h (missing "
-                f"{', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}): this library predates it")
-    return _fns
-
-
-# ---- arguments -----------------------------------------------------------------------------------------
-
-def _cstr(value, what):
-    """A name argument -> NUL-terminated bytes (the library checks length and characters)."""
-    if isinstance(value, bytes):
-        b = value
-    elif isinstance(value, str):
-        try:
-            b = value.encode("ascii")
-        except UnicodeEncodeError:
-            raise InvalidArgumentError(f"{what}={value!r}: agent names are ASCII ([A-Za-z0-9._:-])", 4) from None
-    else:
-        raise TypeError(f"{what} must be a str, got {value!r}")
-    if b"\0" in b:
-        raise InvalidArgumentError(f"{what}={value!r} contains a NUL character", 4)
-    return b
-
-
-def _bytes(value, what):
-    """A bytes-like argument (bytes, bytearray, memoryview, any buffer) -> bytes."""
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        raise TypeError(f"{what} must be bytes, got a str (encode it)")
-    try:
-        return memoryview(value).tobytes()
-    except TypeError:
-        raise TypeError(f"{what} must be bytes-like, got {type(value).__name__}") from None
-
-
-def _secret(secret):
-    """secret= -> the bytes for hetcclAgentOptions_t.secret. Bytes-like: as they are. A str: hex digits (>= 32, any
-    case) decoded to bytes, as the library decodes HETCCL_SECRET (hetccl_agent.h): agents given secret=s and
-    agents started with HETCCL_SECRET=s trust each other (test_agent.py's test_secret_from_environment)."""
-    if isinstance(secret, str):
-        if len(secret) < 32 or len(secret) % 2 or any(c not in "0123456789abcdefABCDEF" for c in secret):
-            raise InvalidArgumentError("secret: a str secret is an even number of hex digits, at least 32, as in "
-                                       "HETCCL_SECRET (give raw key bytes as bytes)", 4)
-        return bytes.fromhex(secret)
-    return _bytes(secret, "secret")
-
-
-def _op(op):
-    try:
-        return _OPS[op.lower() if isinstance(op, str) else op]
-    except (KeyError, TypeError):
-        raise InvalidArgumentError(f"op={op!r}: expected 'read' or 'write' (hetccl.READ / hetccl.WRITE)", 4) from None
-
-
-def range_dtype():
-    """The NumPy dtype of hetcclAgentRange_t (32 bytes): a contiguous 1-D array of it goes to C as it is."""
-    import numpy as np
-
-    return np.dtype({"names": list(RANGE_FIELDS), "formats": ["<u4" if sys.byteorder == "little" else ">u4"] * 2
-                     + ["<u8" if sys.byteorder == "little" else ">u8"] * 3, "offsets": [0, 4, 8, 16, 24],
-                     "itemsize": 32})
-
-
-def _native(typestr, kind_size):
-    """typestr ('<u8', '|u1', '=u4') is the native form of kind_size ('u8')."""
-    order = typestr[0]
-    native = "<" if sys.byteorder == "little" else ">"
-    return typestr[1:] == kind_size and (order in ("=", native) or (order == "|" and kind_size[1:] == "1"))
-
-
-def _range_layout(ai):
-    """True when an __array_interface__ describes a C-contiguous 1-D array of hetcclAgentRange_t."""
-    descr = ai.get("descr") or []
-    if len(ai["shape"]) != 1 or ai["typestr"] != "|V32" or len(descr) != 5:
-        return False
-    strides = ai.get("strides")
-    if strides is not None and ai["shape"][0] > 1 and tuple(strides) != (32,):
-        return False
-    return all(len(d) == 2 and isinstance(d[1], str) and _native(d[1], t) for d, t in zip(descr, _RANGE_TYPES))
-
-
-def _check_columns(np, cols, n):
-    """Range-checks five integer columns (vectorised) and packs them into a hetcclAgentRange_t array."""
-    names = ("local_region", "remote_region", "local_offset", "remote_offset", "bytes")
-    for i, c in enumerate(cols):
-        if c.dtype.kind not in "iu":
-            raise InvalidArgumentError(f"ranges: column {names[i]} has dtype {c.dtype}: integers expected", 4)
-        if c.dtype.kind == "i" and n and int(c.min()) < 0:
-            raise InvalidArgumentError(f"ranges: a {names[i]} is negative ({int(c.min())})", 4)
-        if i < 2 and n and c.dtype.itemsize > 4 and int(c.max()) >> 32:
-            raise ArgumentOverflowError(f"ranges: a {names[i]} ({int(c.max())}) does not fit in 32 bits", 4)
-    out = np.empty(n, range_dtype())
-    for name, c in zip(RANGE_FIELDS, cols):
-        out[name] = c
-    return out
-
-
-def _ranges_from_array(ranges, ai):
-    if _range_layout(ai):  # already hetcclAgentRange_t[n]: its memory goes to C as it is
-        return ai["data"][0], ai["shape"][0], ranges
-    import numpy as np
-
-    a = np.asarray(ranges)
-    if a.dtype.names is not None and a.ndim == 1 and len(a.dtype.names) == 5:  # another record layout
-        cols = [a[name] for name in a.dtype.names]
-    elif a.ndim == 2 and a.shape[1] == 5:
-        cols = [a[:, i] for i in range(5)]
-    elif a.ndim == 1 and a.shape[0] == 5 and a.dtype.names is None:  # one range
-        cols = [a[i:i + 1] for i in range(5)]
-    else:
-        raise InvalidArgumentError(f"ranges: expected an (n, 5) integer array (local_region, remote_region, "
-                                   f"local_offset, remote_offset, bytes) or a 1-D array of hetccl.range_dtype(), "
-                                   f"got shape {a.shape} dtype {a.dtype}", 4)
-    out = _check_columns(np, cols, len(cols[0]))
-    return out.ctypes.data, len(out), out
-
-
-def _ranges(ranges):
-    """(address, count, keep) of hetcclAgentRange_t[count] from: a ctypes array of AgentRange (strided_ranges),
-    an array (NumPy) of range_dtype() layout (zero-copy), an (n, 5) integer array, or 5-tuples (local_region,
-    remote_region, local_offset, remote_offset, bytes); a region may be given as its AgentMemory."""
-    if isinstance(ranges, ctypes.Array) and ranges._type_ is AgentRange:
-        return ctypes.addressof(ranges), len(ranges), ranges
-    if isinstance(ranges, AgentRange):
-        return ctypes.addressof(ranges), 1, ranges
-    ai = getattr(ranges, "__array_interface__", None)
-    if ai is not None:
-        return _ranges_from_array(ranges, ai)
-    rows = []
-    for i, r in enumerate(ranges):
-        r = tuple(r)
-        if len(r) != 5:
-            raise InvalidArgumentError(f"ranges[{i}]: expected (local_region, remote_region, local_offset, "
-                                       f"remote_offset, bytes), got {r!r}", 4)
-        lr, rr, lo, ro, n = r
-        if isinstance(lr, AgentMemory):
-            lr = lr.id
-        rows.append((_uint(lr, f"ranges[{i}].local_region", 32), _uint(rr, f"ranges[{i}].remote_region", 32),
-                     _uint(lo, f"ranges[{i}].local_offset"), _uint(ro, f"ranges[{i}].remote_offset"),
-                     _uint(n, f"ranges[{i}].bytes")))
-    if not rows:
-        return None, 0, None
-    arr = (AgentRange * len(rows))(*rows)
-    return ctypes.addressof(arr), len(rows), arr
-
-
-def strided_ranges(count: int, local_region, local_offset: int, local_stride: int, remote_region: int,
-                   remote_offset: int, remote_stride: int, nbytes: int):
-    """hetcclAgentStridedRanges: `count` ranges, range i moving `nbytes` between local_offset + i*local_stride
-    of local_region and remote_offset + i*remote_stride of remote_region. Returns a ctypes array of
-    AgentRange (prep_xfer takes it as it is; np.frombuffer(r, hetccl.range_dtype()) views it)."""
-    f = _f()
-    count = _uint(count, "count")
-    if isinstance(local_region, AgentMemory):
-        local_region = local_region.id
-    arr = (AgentRange * count)()
-    check(f.hetcclAgentStridedRanges(ctypes.addressof(arr) if count else None, count,
-                                     _uint(local_region, "local_region", 32), _uint(local_offset, "local_offset"),
-                                     _uint(local_stride, "local_stride"), _uint(remote_region, "remote_region", 32),
-                                     _uint(remote_offset, "remote_offset"), _uint(remote_stride, "remote_stride"),
-                                     _uint(nbytes, "nbytes")))
-    return arr
-
-
-# ---- memory of an object -------------------------------------------------------------------------------
-
-def _interface_view(ai, what, gpu):
-    """(address, nbytes, keep) from an __array_interface__ / __cuda_array_interface__ dict (C-contiguous)."""
-    data = ai.get("data")
-    if not isinstance(data, tuple) or data[0] is None:
-        raise InvalidArgumentError(f"{what}: its array interface gives no data pointer", 4)
-    ptr, readonly = int(data[0]), bool(data[1])
-    if readonly:
-        raise InvalidArgumentError(f"{what} is read-only but peers may write into a registration", 4)
-    typestr = ai["typestr"]
-    itemsize = int(typestr[2:])
-    shape = tuple(ai["shape"])
-    n = 1
-    for d in shape:
-        n *= d
-    strides = ai.get("strides")
-    if strides is not None and n > 1:
-        expect = itemsize
-        for d, s in zip(reversed(shape), reversed(tuple(strides))):
-            if d != 1 and s != expect:
-                raise InvalidArgumentError(f"{what} is not contiguous (shape {list(shape)}, strides {list(strides)} "
-                                           "bytes): pass a contiguous array", 4)
-            expect *= d
-    ptr += int(ai.get("offset", 0) or 0)
-    return ptr, n * itemsize, gpu
-
-
-def _device_of(obj):
-    """torch exports a CUDA tensor through DLPack only while its device is the current one (a tensor of
-    another GPU of the process raises): the export runs under that device. Other objects: no context."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(obj, torch.Tensor) and obj.is_cuda:
-        return torch.cuda.device(obj.device)
-    return contextlib.nullcontext()
-
-
-def _memory_of(obj, device, what="registered buffer"):
-    """(address, nbytes, keep) of obj's memory: DLPack objects and the buffer protocol through _dlpack.export
-    (as communicators do), else __cuda_array_interface__ (device memory) or __array_interface__ (host)."""
-    if not hasattr(obj, "__dlpack__"):
-        cai = getattr(obj, "__cuda_array_interface__", None)
-        if cai is not None:
-            if device < 0:
-                raise InvalidUsageError(f"{what} is GPU memory (__cuda_array_interface__) but this agent was created "
-                                        "with device=-1 (host memory only)", 5)
-            ptr, n, _ = _interface_view(cai, what, True)
-            return ptr, n, obj
-        try:
-            memoryview(obj)
-        except TypeError:
-            ai = getattr(obj, "__array_interface__", None)
-            if ai is not None:
-                ptr, n, _ = _interface_view(ai, what, False)
-                return ptr, n, obj
-    with _device_of(obj):
-        v = export(obj, None, True, what)
-    if v[4] in GPU_DEVICES:
-        if device < 0:
-            raise InvalidUsageError(f"{what} is GPU memory (device {v[5]}) but this agent was created with device=-1 "
-                                    "(host memory only)", 5)
-        if v[5] != device:
-            raise InvalidArgumentError(f"{what} is on device {v[5]} but this agent registers device {device}'s "
-                                       "memory", 4)
-    return v[0], v[1] * v[3], v
-
-
-# ---- classes -------------------------------------------------------------------------------------------
-
-class AgentMemory:
-    """A registration of an Agent (hetcclAgentRegister): .id (the region id peers name it by, as listed in
-    the agent's metadata), .kind ("host", "cuda", "hip"), .nbytes, .obj (the buffer, kept alive). Ended by
-    deregister() or the agent's close(), not by dropping this object."""
-
-    def __init__(self, agent, obj, nbytes=None):
-        f = _f()
-        h = agent._live()
-        ptr, total, keep = _memory_of(obj, agent.device)
-        n = total if nbytes is None else _uint(nbytes, "register: nbytes")
-        if n <= 0 or n > total:
-            raise InvalidArgumentError(f"register: nbytes {n} must be in [1, {total}] (the buffer's size)", 4)
-        out, rid = ctypes.c_void_p(), ctypes.c_uint32()
-        check(f.hetcclAgentRegister(h, ptr, n, ctypes.byref(out), ctypes.byref(rid)))
-        self._m = out.value
-        self._agent = agent
-        self._keep = keep
-        self.obj = obj
-        self.id = rid.value
-        self.kind, self.nbytes = "host", n
-        agent._mems[self._m] = self  # peers may access it until deregister(): the agent keeps it (and obj)
-        qid, kind, size = ctypes.c_uint32(), ctypes.c_int(), ctypes.c_size_t()
-        check(f.hetcclAgentMemQuery(self._m, ctypes.byref(qid), ctypes.byref(kind), ctypes.byref(size)))
-        self.kind = MEM_KINDS.get(kind.value, str(kind.value))
-        self.nbytes = size.value
-
-    def __repr__(self):
-        return (f"<hetccl.AgentMemory region {self.id}, {self.kind}, {self.nbytes} bytes"
-                f"{'' if self._m else ', deregistered'}>")
-
-    @property
-    def registered(self) -> bool:
-        return bool(self._m) and self._agent._h is not None
-
-    def deregister(self):
-        """Ends the registration (peers' later accesses fail as stale) once the transfers using it ended (at
-        most the agent's timeout), and releases the buffer. Idempotent; nothing to do after the agent's close()."""
-        m, self._m = self._m, None
-        if not m:
-            return
-        agent = self._agent
-        agent._mems.pop(m, None)
-        if agent._h is None:  # the agent was destroyed, and its registrations with it
-            self._keep = self.obj = None
-            return
-        rc = _f().hetcclAgentDeregister(m)
-        if rc:
-            # The handle is released either way (hetccl_agent.h); a transfer may still touch the memory after
-            # a failed wait: the agent keeps the buffer until it is closed.
-            agent._zombies.append((self._keep, self.obj))
-            self._keep = self.obj = None
-            check(rc)
-        self._keep = self.obj = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.deregister()
-        return False
+from ._types import _int32
 
 
 class Xfer:
@@ -529,13 +126,13 @@ class Xfer:
 
     def __del__(self):
         x = self._x
-        if not x or _fns is None:
+        if not x or _api._fns is None:
             return
         try:
             agent = self._agent
             if agent._h is None:
                 return
-            if _fns.hetcclAgentReleaseXfer(x) == INVALID_USAGE:  # still running: released once it ended
+            if _api._fns.hetcclAgentReleaseXfer(x) == INVALID_USAGE:  # still running: released once it ended
                 agent._orphans.append((x, self._keep))
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
@@ -607,7 +204,7 @@ class Agent:
         """Releases the dropped transfers that have ended."""
         if not self._orphans:
             return
-        f = _fns
+        f = _api._fns
         still, self._orphans = self._orphans, []
         for x, keep in still:
             if f.hetcclAgentCheckXfer(x) == IN_PROGRESS:
@@ -740,9 +337,9 @@ class Agent:
 
     def __del__(self):
         h = getattr(self, "_h", None)
-        if h is not None and _fns is not None:
+        if h is not None and _api._fns is not None:
             self._h = None
             try:
-                _fns.hetcclAgentDestroy(h)
+                _api._fns.hetcclAgentDestroy(h)
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass

@@ -951,7 +951,7 @@ def test_local_api(monkeypatch):
 
 def test_ranges_forms():
     """Every form of `ranges` gives the same hetcclAgentRange_t bytes; a range_dtype array goes to C as it is."""
-    from hetccl._agent import _ranges
+    from hetccl._agent_ranges import _ranges
 
     rows = [(1, 2, 3, 4, 5), (6, 7, (1 << 64) - 1, 9, 10), (0xFFFFFFFF, 0, 0, 1 << 40, 1)]
     raw = b"".join(struct.pack("<IIQQQ", *r) for r in rows)
