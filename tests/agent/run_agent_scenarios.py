@@ -46,8 +46,8 @@ import sys
 import tempfile
 import time
 
-# The bytes agent_peer.cc uses as options.secret (kSecret); given hex-encoded as HETCCL_SECRET where a role
-# reads the environment.
+# The bytes agent_peer uses as options.secret (kSecret, peer_support.hpp); given hex-encoded as HETCCL_SECRET
+# where a role reads the environment.
 SECRET = b"hetccl-agent-ci-secret-32-bytes!"
 SEED = 7
 ROLE_DEADLINE = 50  # agent_peer's watchdog
