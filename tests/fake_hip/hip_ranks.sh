@@ -19,7 +19,10 @@ check() {  # check WHAT EXPECTED_PATH hetccl-run ARGS...
   local what=$1 expect=$2 out
   shift 2
   if ! out=$(HETCCL_DEBUG=INFO timeout 150 "$@" 2>&1); then
-    echo "FAIL $what"; echo "$out" | grep -vE " INFO " | tail -15; failed=1; return
+    echo "FAIL $what"
+    # A sanitizer's report first (its head names the error and the stacks; the tail alone is its legend).
+    grep -A40 -m1 "ERROR: \(Address\|Thread\|UndefinedBehavior\|Leak\)Sanitizer" <<<"$out" || true
+    echo "$out" | grep -vE " INFO " | tail -15; failed=1; return
   fi
   if ! grep -q "device calls: $expect" <<<"$out"; then
     echo "FAIL $what: expected the path '$expect'"; grep -m3 "device calls:\|device: " <<<"$out"; failed=1; return
