@@ -173,7 +173,7 @@ algo::Tuning StreamExecutor::tuningFromConfig(bool severalHosts) {
   t.chunkBytes = slotBytesFromConfig();
   t.minChunkBytes = static_cast<size_t>(config().integer("HETCCL_GPU_MIN_CHUNK_BYTES", 1, int64_t{1} << 30));
   // A piece costs 5 stream operations and ~25 us of the host's runtime calls: mid sizes in 4 pieces, not 8
-  // (1+1 on 2 x H200: 8 MiB 1.11x, 16 MiB 1.02x faster, equal elsewhere:
+  // (1+1 on 2 x H200: 8 MiB 1.11x, 16 MiB 1.04x faster, equal elsewhere:
   // bench/results/auto_vs_forced_h200x2_2026-11-30).
   t.midChunks = 4;
   t.hierMinChunkBytes = std::min(
