@@ -6,8 +6,9 @@ scheduler and a fake worker, each with its own HetcclConnector (role SCHEDULER /
 one to the other pickled, as between vLLM's EngineCore and its workers), a paged KV cache of NumPy float16
 arrays -- 4 layers x 64 blocks x 16 tokens x 2 heads x 16 dims; layers 0-2 in FlashAttention's layout
 (2, blocks, 16, 2, 16) (K and V planes), layer 3 in FlashInfer's (blocks, 2, 16, 2, 16) -- and a block pool
-handing out shuffled (non-contiguous) block ids. The test sends it commands (JSON lines on stdin); between
-commands the engine keeps stepping.
+handing out shuffled (non-contiguous) block ids. The test sends it commands (JSON lines on stdin; the spawning
+and the pipe are agent_child.py's ChildProcess, as for test_agent.py's agents); between commands the engine keeps
+stepping.
 
 The order replayed, per engine step (vLLM v1's Scheduler.schedule / GPUModelRunner / update_from_output):
   scheduler.schedule():
@@ -43,7 +44,6 @@ import os
 import pickle
 import random
 import select
-import signal
 import subprocess
 import sys
 import time
@@ -53,6 +53,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import hetccl
+from agent_child import ChildProcess, child_env
 
 CHILD = __name__ == "__main__" and sys.argv[1:2] == ["--engine"]
 if not CHILD:
@@ -360,59 +361,23 @@ def _child_main():
 
 # ---- the test side -------------------------------------------------------------------------------------------
 
-class EngineProc:
+class EngineProc(ChildProcess):
+    """An engine child (this file run with --engine), spawned and spoken to as agent_child.py's ChildProcess."""
+
+    failure = AssertionError
+    log_sep = "\n"
+    exited = "exited ({})"
+    rpc_timeout = RPC_TIMEOUT
+
     def __init__(self, tmp, engine_id, kind, extra, seed=0, env_extra=None):
-        env = dict(os.environ)
-        env.pop("HETCCL_SECRET", None)
-        pkg = os.path.dirname(os.path.dirname(os.path.abspath(hetccl.__file__)))
-        env["PYTHONPATH"] = pkg + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        env["HETCCL_LIBRARY"] = hetccl.library_path()
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env.pop("HETCCL_AGENT_WINDOW", None)
-        env.update(env_extra or {})
-        self.label = engine_id
-        self.log = os.path.join(tmp, f"{engine_id}.log")
-        with open(self.log, "wb") as log:
-            self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--engine"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp)
-        self._buf = b""
+        super().__init__(__file__, "--engine", tmp, engine_id, f"{engine_id}.log", child_env("window", env_extra))
         self.send("create", engine_id=engine_id, kind=kind, extra=extra, seed=seed)
 
-    def log_tail(self, n=3000):
-        with open(self.log, "rb") as f:
-            return f.read()[-n:].decode(errors="replace")
-
-    def send(self, fn, **args):
-        self.p.stdin.write((json.dumps({"fn": fn, "args": args}) + "\n").encode())
-        self.p.stdin.flush()
-
-    def recv(self, timeout=RPC_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        fd = self.p.stdout.fileno()
-        while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"{self.label}: no answer within {timeout} s\n{self.log_tail()}")
-            r, _, _ = select.select([fd], [], [], left)
-            if r:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    raise AssertionError(f"{self.label}: exited ({self.p.wait()})\n{self.log_tail()}")
-                self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        res = json.loads(line)
+    def recv(self, timeout=None):
+        res = self.recv_json(timeout)
         if "err" in res:
             raise AssertionError(f"{self.label}: {res['err']}\n{self.log_tail()}")
         return res["ok"]
-
-    def call(self, fn, rpc_timeout=RPC_TIMEOUT, **args):
-        self.send(fn, **args)
-        return self.recv(rpc_timeout)
-
-    def kill(self):
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGKILL)
-        self.p.wait()
 
     def close(self):
         if self.p.poll() is not None:

@@ -82,7 +82,9 @@ TEST_F(Lifecycle, SplitByColorOrderedByKey) {
   EXPECT_EQ(sums[2], 2);
   EXPECT_EQ(sums[1], 1);
   forEachRank([&](int r) {
-    if (child[r]) EXPECT_EQ(hetcclCommDestroy(child[r]), hetcclSuccess);
+    if (child[r]) {
+      EXPECT_EQ(hetcclCommDestroy(child[r]), hetcclSuccess);
+    }
   });
 }
 

@@ -36,9 +36,9 @@ struct Case {
   std::vector<RankSpec> job;
   std::string gpuExec = "auto";
   std::string vendorCcl = "auto";
-  std::vector<int> vendorMissing;  ///< ranks where the vendor library does not load
-  bool sharedGpu = false;          ///< ranks 0 and 1 on one GPU (same host and device index)
-  std::string domainVendorFails;   ///< non-empty: the domains' vendor communicators could not be created
+  std::vector<int> vendorMissing{};  ///< ranks where the vendor library does not load
+  bool sharedGpu = false;            ///< ranks 0 and 1 on one GPU (same host and device index)
+  std::string domainVendorFails{};   ///< non-empty: the domains' vendor communicators could not be created
 };
 
 const std::vector<Case>& cases() {
