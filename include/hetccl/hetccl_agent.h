@@ -38,9 +38,11 @@
  * through a pair of shared-memory windows per connection (HETCCL_AGENT_WINDOW=auto|off; geometry
  * HETCCL_RMA_WINDOW_SLOTS x HETCCL_RMA_WINDOW_BYTES; device memory copied in and out by the copy
  * engines), the connection's socket carrying only requests, answers and notifications; elsewhere over
- * that tcp connection, device memory staged through pinned host memory. Not built yet: device-to-device
- * IPC copies between GPUs of one vendor, ucx/RDMA between hosts (both exist for communicators:
- * hetccl_rma.h).
+ * that tcp connection, device memory staged through pinned host memory. A transfer whose every range is
+ * device memory of one vendor on both sides of one host is copied device to device by the target instead
+ * (HETCCL_AGENT_IPC=auto|off): the target maps the initiator's allocations with the vendor's IPC handles
+ * (exported at registration) and runs the copies itself; where the runtime refuses, the window serves.
+ * Not built yet: ucx/RDMA between hosts (it exists for communicators: hetccl_rma.h).
  *
  * Errors: every function returns a hetcclResult_t; hetcclGetLastError(NULL) gives the calling thread's
  * last message. Bad arguments (null pointers, unknown names or region ids, ranges outside a
@@ -128,7 +130,11 @@ HETCCL_API hetcclResult_t hetcclAgentRegister(hetcclAgent_t agent, void* buf, si
  *  transfers reading or writing it right now -- local ones included -- to finish. The handle is released
  *  either way. On success the memory may be freed. On failure (hetcclRemoteError: a transfer still used it
  *  at the timeout) no new access starts, but the one in progress may still touch the memory until it
- *  ends: free it only after hetcclAgentDestroy. */
+ *  ends: free it only after hetcclAgentDestroy. Device memory that peers copied device to device
+ *  (HETCCL_AGENT_IPC): each such peer is asked to close its mapping of the allocation, and this waits for
+ *  the answers (the last registration in an allocation closes it); a peer that does not confirm makes it
+ *  hetcclRemoteError naming the peer -- the registration has ended, but free the memory only after
+ *  hetcclAgentDestroy (a peer whose connection closed closes its mappings with it). */
 HETCCL_API hetcclResult_t hetcclAgentDeregister(hetcclAgentMem_t mem);
 /** *id = region id; *kind (may be NULL) = hetcclMemHost / hetcclMemCuda / hetcclMemHip (hetccl_rma.h
  *  values); *bytes (may be NULL) = size. */

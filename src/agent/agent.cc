@@ -56,6 +56,13 @@ bool windowsWanted() {
   throw InvalidArgument(concat("HETCCL_AGENT_WINDOW=", mode, ": expected auto or off"));
 }
 
+bool peerCopyWanted() {
+  const std::string mode = config().str("HETCCL_AGENT_IPC");
+  if (mode == "auto" || mode.empty()) return true;
+  if (mode == "off") return false;
+  throw InvalidArgument(concat("HETCCL_AGENT_IPC=", mode, ": expected auto or off"));
+}
+
 }  // namespace
 
 Agent::Agent(const std::string& name, const AgentOptions& options) {
@@ -79,6 +86,7 @@ Agent::Agent(const std::string& name, const AgentOptions& options) {
   core_.windowSlotBytes = (static_cast<uint64_t>(cfg.integer("HETCCL_RMA_WINDOW_BYTES", 64 << 10, 1 << 30)) + 63) / 64 * 64;
   core_.notifyQueueMax = static_cast<size_t>(cfg.integer("HETCCL_RMA_NOTIFY_QUEUE", 1 << 10, 16 << 20));
   core_.memory.reset(makeMemoryAccess(options.device));
+  core_.peerCopy = peerCopyWanted() && core_.memory->hasGpu() && core_.memory->gpu()->sharesMemory();
   if (core_.windows) {
     if (const size_t n = sweepOrphanWindows())
       HETCCL_INFO(log::kInit, "agent '", name, "': removed ", n, " window segment(s) of agents that died before their peer mapped them");
@@ -90,7 +98,8 @@ Agent::Agent(const std::string& name, const AgentOptions& options) {
   address_ = listener_->address().toString();
   acceptThread_ = std::thread([this] { acceptLoop(); });
   HETCCL_INFO(log::kInit, "agent '", name, "' listening at ", address_, " (", core_.memory->hasGpu() ? "device and host" : "host",
-              " memory; shared-memory windows with agents of this host ", core_.windows ? "on" : "off", ")");
+              " memory; shared-memory windows with agents of this host ", core_.windows ? "on" : "off",
+              "; device-to-device copies with them ", core_.peerCopy ? "on" : "off", ")");
 }
 
 Agent::~Agent() { stop(); }
@@ -211,25 +220,71 @@ Agent::Registration Agent::registerMemory(void* buf, uint64_t bytes) {
   if (bytes == 0) throw InvalidArgument("bytes is 0");
   if (reinterpret_cast<uintptr_t>(buf) > UINTPTR_MAX - bytes) throw InvalidArgument("buffer + bytes overflows");
   const rma::MemKind kind = core_.memory->kindOf(buf);
+  std::optional<device::GpuRuntime::IpcExport> shared;
+  if (core_.peerCopy && rma::isDevice(kind)) {
+    try {
+      shared = core_.memory->gpu()->exportMemory(buf);
+    } catch (const Error& e) {
+      HETCCL_INFO(log::kInit, "agent '", core_.name, "': a registration of ", bytes,
+                  " bytes cannot be shared with other processes (peers' transfers of it take the window): ", e.what());
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) throw InvalidUsage("the agent was destroyed");
   const rma::RegionRef ref = core_.regions.add(buf, bytes, kind);
-  Registration r{ref.slot, ref.generation, static_cast<unsigned char*>(buf), bytes, kind};
+  Registration r{ref.slot, ref.generation, static_cast<unsigned char*>(buf), bytes, kind, shared};
   regions_[r.id] = r;
   ++sequence_;
   return r;
 }
 
 void Agent::deregister(uint32_t id, uint32_t generation) {
+  std::optional<device::GpuRuntime::IpcExport> shared;
+  std::vector<std::shared_ptr<OutChannel>> channels;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = regions_.find(id);
     if (it == regions_.end() || it->second.generation != generation)
       throw InvalidArgument(concat("region ", id, " is not registered (deregistered already?)"));
+    shared = it->second.shared;
     regions_.erase(it);
     ++sequence_;
+    for (auto& [name, p] : peers_)
+      if (p.channel) channels.push_back(p.channel);
   }
-  core_.regions.remove(rma::RegionRef{id, generation}, core_.deadline());
+  core_.regions.remove(rma::RegionRef{id, generation}, core_.deadline());  // no transfer of it runs from here on
+  if (shared) unmapAtPeers(*shared, channels);
+}
+
+void Agent::unmapAtPeers(const device::GpuRuntime::IpcExport& shared, const std::vector<std::shared_ptr<OutChannel>>& channels) {
+  // Another registration in the same allocation may still be copied: the mapping closes only with the last.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [rid, r] : regions_)
+      if (r.shared && r.shared->handle == shared.handle) return;
+  }
+  std::vector<std::pair<std::shared_ptr<OutChannel>, std::shared_ptr<Post>>> asked;
+  for (const std::shared_ptr<OutChannel>& ch : channels) {
+    auto p = std::make_shared<Post>();
+    p->type = MsgType::Unmap;
+    p->source.allocs.push_back(SourceAlloc{shared.handle, shared.allocBytes});
+    p->deadline = core_.deadline();
+    try {
+      ch->submit(p);
+    } catch (const InvalidUsage&) {
+      continue;  // stopped: its connection is closed, and the peer closes its mappings with it
+    }
+    asked.emplace_back(ch, std::move(p));
+  }
+  std::string failed;
+  for (const auto& [ch, p] : asked) {
+    if (core_.awaitEnd(*p)) continue;
+    std::lock_guard<std::mutex> lock(core_.mu);
+    if (failed.empty()) failed = p->message.empty() ? concat(ch->label(), ": no answer") : p->message;
+  }
+  if (!failed.empty())
+    throw PeerError(-1, "", concat("the registration has ended, but a peer did not confirm that it closed its mapping of the "
+                                   "device allocation (which must not be freed while it may still be mapped): ", failed));
 }
 
 std::shared_ptr<Xfer> Agent::prepare(MsgType type, const std::string& peer, std::span<const Range> ranges,
@@ -271,7 +326,29 @@ std::shared_ptr<Xfer> Agent::prepare(MsgType type, const std::string& peer, std:
     localGen[r.localRegion] = lit->second.generation;
   }
   x->localGenerations.assign(localGen.begin(), localGen.end());
+  if (md.hostId == core_.hostId) x->source = peerSourceOf(*x, remote);
   return x;
+}
+
+PeerSource Agent::peerSourceOf(const Xfer& x, const std::map<uint32_t, const RegionInfo*>& remote) const {
+  // Every range between device memory of one vendor on both sides, every local region exported.
+  PeerSource s;
+  std::map<uint32_t, uint32_t> allocOf;  // local region -> index in s.allocs
+  s.places.reserve(x.ranges.size());
+  for (const Range& r : x.ranges) {
+    const Registration& local = regions_.at(r.localRegion);
+    if (!local.shared || !rma::isDevice(local.kind) || remote.at(r.remoteRegion)->kind != local.kind) return {};
+    auto [it, added] = allocOf.emplace(r.localRegion, 0);
+    if (added) {
+      // Registrations in one allocation share one entry (the handle names the allocation).
+      it->second = static_cast<uint32_t>(s.allocs.size());
+      for (uint32_t k = 0; k < s.allocs.size(); ++k)
+        if (s.allocs[k].handle == local.shared->handle) it->second = k;
+      if (it->second == s.allocs.size()) s.allocs.push_back(SourceAlloc{local.shared->handle, local.shared->allocBytes});
+    }
+    s.places.push_back(SourcePlace{it->second, local.shared->offset + r.localOffset});
+  }
+  return s;
 }
 
 void Agent::holdLocal(const Xfer& x, Post& post) {
@@ -319,6 +396,7 @@ void Agent::post(Xfer& x) {
   p->type = x.type;
   p->remote = x.remote;
   p->notif = x.notif;
+  p->source = x.source;
   p->deadline = core_.deadline();
   holdLocal(x, *p);
   try {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -45,6 +46,7 @@ struct Xfer {
   std::vector<WireRange> remote;  ///< the target's side, encoded at prepare
   std::vector<std::pair<uint32_t, uint32_t>> localGenerations;  ///< (region, generation) of the local regions used
   std::vector<unsigned char> notif;
+  PeerSource source;              ///< this side's allocations when the target may copy them (peer_copy.hpp)
   std::shared_ptr<Post> last;     ///< the last post (guarded by AgentCore::mu)
   std::shared_ptr<OutChannel> channel;  ///< where `last` went (for cancel)
 };
@@ -72,9 +74,13 @@ class Agent {
     unsigned char* base = nullptr;
     uint64_t bytes = 0;
     rma::MemKind kind = rma::MemKind::Host;
+    /// Device memory exported for peers' copies (AgentCore::peerCopy; none when the runtime refused).
+    std::optional<device::GpuRuntime::IpcExport> shared;
   };
   Registration registerMemory(void* buf, uint64_t bytes);
-  /// Ends the registration; waits (bounded) for accesses in progress. InvalidArgument when unknown.
+  /// Ends the registration; waits (bounded) for accesses in progress. InvalidArgument when unknown. Device
+  /// memory that peers copied: asks each of them to close its mapping and waits for the answers (a peer
+  /// that does not confirm: RemoteError naming it, the registration ended all the same).
   void deregister(uint32_t id, uint32_t generation);
 
   std::shared_ptr<Xfer> prepare(MsgType type, const std::string& peer, std::span<const Range> ranges,
@@ -99,6 +105,10 @@ class Agent {
   };
   void acceptLoop();
   std::shared_ptr<OutChannel> channelFor(const std::string& peer, const Incarnation& incarnation);
+  /// The source section of `x` when its target may copy every range itself (empty when not). mu_ held.
+  PeerSource peerSourceOf(const Xfer& x, const std::map<uint32_t, const RegionInfo*>& remote) const;
+  /// Asks every peer connection to close its mapping of `shared` (unless another registration is in it).
+  void unmapAtPeers(const device::GpuRuntime::IpcExport& shared, const std::vector<std::shared_ptr<OutChannel>>& channels);
   /// Holds the local regions of `x` for `post` and fills its segments (InvalidArgument when one ended).
   void holdLocal(const Xfer& x, Post& post);
   Result outcome(const Xfer& x, std::string& message) const;  // core_.mu held

@@ -12,6 +12,13 @@ void AgentCore::finish(Post& post, Post::State state, Result code, const std::st
   cv.notify_all();
 }
 
+bool AgentCore::awaitEnd(const Post& post) {
+  const auto until = post.deadline.at() + std::chrono::seconds(5);
+  std::unique_lock<std::mutex> lock(mu);
+  const bool ended = cv.wait_until(lock, until, [&] { return post.state != Post::State::Queued && post.state != Post::State::Running; });
+  return ended && post.state == Post::State::Done;
+}
+
 bool AgentCore::queueNote(Notification note, Deadline deadline) {
   std::unique_lock<std::mutex> lock(mu);
   while (notes.size() >= notifyQueueMax) {

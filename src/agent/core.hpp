@@ -13,6 +13,7 @@
 
 #include "agent/metadata.hpp"
 #include "agent/payload.hpp"
+#include "agent/peer_copy.hpp"
 #include "agent/wire.hpp"
 #include "core/deadline.hpp"
 #include "core/result.hpp"
@@ -29,6 +30,9 @@ struct Post {
   std::vector<Segment> local;     ///< this side's memory of each range (Notify: none)
   std::vector<rma::RegionRef> held;  ///< local regions this post holds an access to (released when it ends)
   std::vector<unsigned char> notif;
+  /// The local allocations and places of every range when the target may copy them itself (empty: it
+  /// may not); an Unmap's one allocation.
+  PeerSource source;
   Deadline deadline{Clock::now()};
   std::atomic<bool> cancel{false};
   // guarded by AgentCore::mu
@@ -49,6 +53,9 @@ struct AgentCore {
   std::string hostId;
   int64_t timeoutMs = 0;
   bool windows = true;  ///< HETCCL_AGENT_WINDOW allows windows with agents of this host
+  /// HETCCL_AGENT_IPC allows device-to-device copies with agents of this host and the GPU runtime can
+  /// share memory (peer_copy.hpp)
+  bool peerCopy = false;
   uint32_t windowSlots = 4;
   uint64_t windowSlotBytes = 4 << 20;
   size_t notifyQueueMax = 1 << 20;
@@ -63,6 +70,9 @@ struct AgentCore {
   Deadline deadline() const { return Deadline::afterMs(timeoutMs); }
   /// Ends `post`: releases its local accesses, records the outcome, wakes waiters. No lock held.
   void finish(Post& post, Post::State state, Result code, const std::string& message);
+  /// Waits until `post` ended (its channel ends it by its deadline; `post.deadline` + 5 s bounds this
+  /// wait too); true when it ended Done.
+  bool awaitEnd(const Post& post);
   /// Queues a received notification, waiting (until `deadline`) while the queue is full; false at the
   /// deadline or when stopping.
   bool queueNote(Notification note, Deadline deadline);

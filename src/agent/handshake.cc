@@ -52,7 +52,7 @@ InitiatorOutcome initiatorHandshake(const net::Socket& sock, const bootstrap::Se
   hello.bytes(offer.expected);
   hello.bytes(nonce());
   hello.text(offer.name);
-  hello.put<uint32_t>(offer.wantWindows ? kWantWindows : 0);
+  hello.put<uint32_t>((offer.wantWindows ? kWantWindows : 0) | (offer.offerPeerCopy ? kOfferPeerCopy : 0));
   sendFrame(sock, hello.data(), deadline, peer);
 
   const Bytes challenge = recvFrame(sock, deadline, peer);
@@ -85,7 +85,9 @@ InitiatorOutcome initiatorHandshake(const net::Socket& sock, const bootstrap::Se
   const Bytes accept = recvFrame(sock, deadline, peer);
   ByteReader a(accept, "agent handshake (accept)");
   InitiatorOutcome out;
-  out.outWindowMapped = a.get<uint32_t>() != 0;
+  const uint32_t accepted = a.get<uint32_t>();
+  out.outWindowMapped = (accepted & kAcceptWindowMapped) != 0;
+  out.peerCopy = offer.offerPeerCopy && (accepted & kAcceptPeerCopy) != 0;
   const std::string back = a.text(256);
   if (!back.empty() && offer.openBack) out.backWindowMapped = offer.openBack(back);
   ByteWriter ready;
@@ -139,8 +141,9 @@ TargetOutcome targetHandshake(const net::Socket& sock, const bootstrap::Secret& 
   const bool wantWindows = (flags & kWantWindows) != 0;
   if (wantWindows && !outWindow.empty() && side.openOut) out.outWindowMapped = side.openOut(outWindow);
   const std::string back = wantWindows && side.createBack ? side.createBack() : std::string();
+  out.peerCopy = (flags & kOfferPeerCopy) != 0 && side.acceptPeerCopy;
   ByteWriter accept;
-  accept.put<uint32_t>(out.outWindowMapped ? 1 : 0);
+  accept.put<uint32_t>((out.outWindowMapped ? kAcceptWindowMapped : 0) | (out.peerCopy ? kAcceptPeerCopy : 0));
   accept.text(back);
   sendFrame(sock, accept.data(), deadline, from);
 

@@ -18,6 +18,7 @@ struct InitiatorOffer {
   Incarnation self{};          ///< this agent's incarnation
   Incarnation expected{};      ///< the target's, from its blob
   bool wantWindows = false;    ///< offer shared-memory windows (agents of one host)
+  bool offerPeerCopy = false;  ///< this side can export its device memory (agents of one host, peer_copy.hpp)
   /// Creates this side's window towards the target and returns its name ("" when it cannot); called only
   /// after the target proved the secret, so a stranger never makes this side create a segment.
   std::function<std::string()> createOut;
@@ -28,6 +29,7 @@ struct InitiatorOffer {
 struct InitiatorOutcome {
   bool outWindowMapped = false;   ///< the target mapped the window createOut made
   bool backWindowMapped = false;  ///< this side mapped the target's
+  bool peerCopy = false;          ///< the target copies device memory itself (only when offered)
 };
 
 /// `peer` names the target in errors ("agent 'prefill-0' at 10.0.0.1:4000").
@@ -36,6 +38,7 @@ InitiatorOutcome initiatorHandshake(const net::Socket& sock, const bootstrap::Se
 
 struct TargetSide {
   Incarnation self{};
+  bool acceptPeerCopy = false;  ///< this side can map the initiator's device memory (when it offers it)
   /// Maps the initiator's window (name); false when it cannot.
   std::function<bool(const std::string&)> openOut;
   /// Creates this side's window towards the initiator and returns its name ("" none); called only
@@ -48,6 +51,7 @@ struct TargetOutcome {
   Incarnation peerIncarnation{};
   bool outWindowMapped = false;
   bool backWindowMapped = false;
+  bool peerCopy = false;  ///< offered and accepted: requests may carry kCopiedByTarget
 };
 
 /// `from` names the connecting address in errors.

@@ -34,6 +34,7 @@ void InChannel::run() {
     sock_.setKeepalive(core_.timeoutMs);
     TargetSide side;
     side.self = core_.incarnation;
+    side.acceptPeerCopy = core_.peerCopy;
     side.openOut = [&](const std::string& name) {
       try {
         out_ = rma::Window::open(name, 0, 1, core_.memory->gpu());
@@ -60,6 +61,7 @@ void InChannel::run() {
     if (!o.outWindowMapped) out_.reset();
     if (!o.backWindowMapped) back_.reset();
     peerName_ = o.peerName;
+    peerCopy_ = o.peerCopy;
     label_ = concat("agent '", o.peerName, "' (", label_, ")");
     serve();
   } catch (const Error& e) {
@@ -67,6 +69,7 @@ void InChannel::run() {
   } catch (const std::exception& e) {
     HETCCL_WARN(log::kNet, "agent '", core_.name, "': ", label_, " ended: internal error: ", e.what());
   }
+  copier_.reset();  // closes every mapping of the initiator's memory (its deregistration may rely on it)
   {
     std::lock_guard<std::mutex> lock(mu_);
     sock_.close();
@@ -105,6 +108,9 @@ void InChannel::serve() {
       case MsgType::Write:
       case MsgType::Read:
         serveTransfer(h);
+        break;
+      case MsgType::Unmap:
+        serveUnmap(h);
         break;
       case MsgType::Notify: {
         if (h.nranges != 0) throw PeerError(-1, "", concat(label_, ": malformed notification"));
@@ -161,6 +167,8 @@ void InChannel::serveTransfer(const MsgHeader& h) {
   if (h.notifBytes) sock_.recvAll(notif.data(), notif.size(), d, label_);
   const bool isWrite = static_cast<MsgType>(h.type) == MsgType::Write;
   if (!isWrite && h.notifBytes) throw PeerError(-1, "", concat(label_, ": a read carries its notification separately"));
+  if (h.flags & kCopiedByTarget) return serveCopy(h, std::move(table), std::move(notif));
+  if (h.flags != 0) throw PeerError(-1, "", concat(label_, ": request flags ", h.flags));
 
   Reply reply;
   reply.id = h.id;
@@ -189,6 +197,60 @@ void InChannel::serveTransfer(const MsgHeader& h) {
   }
   sendReply(reply, d);
   if (reply.status == 0) PayloadLink(sock_, back_.get(), *core_.memory, engine(), label_).send(segments, d, poll);
+}
+
+void InChannel::serveCopy(const MsgHeader& h, std::vector<WireRange> table, std::vector<unsigned char> notif) {
+  const Deadline d = core_.deadline();
+  if (!peerCopy_ || h.flags != kCopiedByTarget)
+    throw PeerError(-1, "", concat(label_, ": a device copy request on a connection that did not agree to them"));
+  const PeerSource source = recvSource(sock_, h.nranges, d, label_);
+  const bool isWrite = static_cast<MsgType>(h.type) == MsgType::Write;
+  Reply reply;
+  reply.id = h.id;
+  std::vector<Segment> segments;
+  std::vector<rma::RegionRef> held = holdRanges(table, segments, reply);
+  struct Release {
+    AgentCore& core;
+    std::vector<rma::RegionRef>& held;
+    ~Release() {
+      for (const rma::RegionRef& r : held) core.regions.release(r);
+    }
+  } release{core_, held};
+  if (reply.status == 0) {
+    // The initiator asks only for ranges it knows to be device memory of this vendor on both sides.
+    const bool device = std::all_of(segments.begin(), segments.end(), [&](const Segment& s) { return s.kind == core_.memory->gpuKind(); });
+    try {
+      if (!device || !engine()) {
+        reply.status = kStatusCannotCopy;
+      } else {
+        if (!copier_) copier_ = std::make_unique<PeerCopier>(*core_.memory, *engine());
+        if (!copier_->copy(segments, source, isWrite, label_)) reply.status = kStatusCannotCopy;
+      }
+    } catch (const PeerError&) {
+      throw;
+    } catch (const Error& e) {
+      HETCCL_WARN(log::kNet, "agent '", core_.name, "': ", isWrite ? "write from " : "read by ", label_,
+                  ": the device-to-device copy failed: ", e.what());
+      reply.status = static_cast<uint32_t>(rma::Status::Failed);
+    }
+  }
+  if (isWrite && reply.status == 0 && !notif.empty()) {
+    // The copies completed (synchronised): only now the notification.
+    Notification n{peerName_, std::move(notif)};
+    if (!core_.queueNote(std::move(n), d)) throw TimeoutError(-1, "", concat(label_, ": the notification queue stayed full"));
+  }
+  sendReply(reply, d);
+}
+
+void InChannel::serveUnmap(const MsgHeader& h) {
+  const Deadline d = core_.deadline();
+  if (!peerCopy_ || h.nranges != 0 || h.notifBytes != 0 || h.flags != 0)
+    throw PeerError(-1, "", concat(label_, ": malformed unmap request"));
+  const PeerSource source = recvSource(sock_, 0, d, label_);
+  if (copier_) copier_->unmap(source.allocs[0]);  // not open (never mapped, evicted): answered all the same
+  Reply rep;
+  rep.id = h.id;
+  sendReply(rep, d);
 }
 
 }  // namespace hetccl::agent

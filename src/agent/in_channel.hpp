@@ -13,6 +13,7 @@
 
 #include "agent/core.hpp"
 #include "agent/payload.hpp"
+#include "agent/peer_copy.hpp"
 #include "net/socket.hpp"
 #include "rma/window.hpp"
 
@@ -37,6 +38,10 @@ class InChannel {
   void run();
   void serve();
   void serveTransfer(const MsgHeader& h);
+  /// A transfer with kCopiedByTarget (peer_copy.hpp): the table, notification and source section are
+  /// read; the copies run here, complete before the answer.
+  void serveCopy(const MsgHeader& h, std::vector<WireRange> table, std::vector<unsigned char> notif);
+  void serveUnmap(const MsgHeader& h);
   /// Checks and holds every range; on a refusal fills `reply` and releases what it held.
   std::vector<rma::RegionRef> holdRanges(const std::vector<WireRange>& table, std::vector<Segment>& segments, Reply& reply);
   void sendReply(const Reply& reply, Deadline d);
@@ -52,6 +57,8 @@ class InChannel {
   std::atomic<bool> finished_{false};
   std::atomic<bool> authenticated_{false};
   std::unique_ptr<CopyEngine> engine_;  ///< the thread's (created at its first device copy through a window)
+  bool peerCopy_ = false;               ///< agreed in the handshake: requests may carry kCopiedByTarget
+  std::unique_ptr<PeerCopier> copier_;  ///< the thread's; its mappings close when the thread ends
   std::thread thread_;
 };
 

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -111,7 +112,8 @@ void OutChannel::run() {
     try {
       if (post->cancel.load()) throw AbortedError("cancelled");
       if (sock_.valid() && closedByPeer()) disconnect();  // it left (or restarted) since the last post
-      if (!sock_.valid()) connect();
+      // An Unmap needs no connection of its own: the target's mappings end with the connection.
+      if (!sock_.valid() && post->type != MsgType::Unmap) connect();
       execute(*post);
     } catch (const Error& e) {
       const bool cancelled = post->cancel.load() && !stopFlag_.load();
@@ -149,6 +151,7 @@ void OutChannel::connect() {
   offer.expected = peer_.incarnation;
   std::unique_ptr<rma::Window> out, back;
   offer.wantWindows = core_.windows && peer_.hostId == core_.hostId;
+  offer.offerPeerCopy = core_.peerCopy && peer_.hostId == core_.hostId;
   offer.createOut = [&]() -> std::string {
     try {
       const std::string name = newWindowName();
@@ -179,9 +182,11 @@ void OutChannel::connect() {
   backMapped_ = o.backWindowMapped;
   out_ = outMapped_ ? std::move(out) : nullptr;
   back_ = backMapped_ ? std::move(back) : nullptr;
+  peerCopy_ = o.peerCopy && !peerCopyRefused_;
   HETCCL_INFO(log::kNet, "agent '", core_.name, "': connected to ", label_, "; data ",
-                   outMapped_ ? "written through a shared-memory window" : "written over tcp", ", ",
-                   backMapped_ ? "read through a shared-memory window" : "read over tcp");
+              outMapped_ ? "written through a shared-memory window" : "written over tcp", ", ",
+              backMapped_ ? "read through a shared-memory window" : "read over tcp",
+              peerCopy_ ? "; device memory copied device to device by the target" : "");
 }
 
 bool OutChannel::closedByPeer() const {
@@ -201,12 +206,11 @@ void OutChannel::disconnect() noexcept {
   sock_.close();
   out_.reset();
   back_.reset();
-  outMapped_ = backMapped_ = false;
+  outMapped_ = backMapped_ = peerCopy_ = false;
+  mappedAtPeer_.clear();  // the target closes its mappings when the connection ends
 }
 
 void OutChannel::checkReply(const Post& post, const Reply& reply) const {
-  (void)post;
-  if (reply.magic != kMsgMagic) throw PeerError(-1, "", concat(label_, ": malformed reply"));
   const auto status = static_cast<rma::Status>(reply.status);
   if (status == rma::Status::Ok) return;
   const WireRange* r = reply.badIndex < post.remote.size() ? &post.remote[reply.badIndex] : nullptr;
@@ -225,32 +229,15 @@ void OutChannel::checkReply(const Post& post, const Reply& reply) const {
   }
 }
 
-void OutChannel::execute(Post& post) {
-  const auto poll = [&] {
-    if (stopFlag_.load()) throw AbortedError(stopWhy_);
-    if (post.cancel.load()) throw AbortedError("cancelled");
-  };
-  const Deadline d = post.deadline;
-  MsgHeader h;
-  h.type = static_cast<uint32_t>(post.type);
-  h.id = nextId_++;
-  h.nranges = post.remote.size();
-  for (const WireRange& r : post.remote) h.totalBytes += r.bytes;
-  // A read's notification follows the data as a Notify of its own.
-  const bool notifInline = post.type != MsgType::Read;
-  h.notifBytes = notifInline ? static_cast<uint32_t>(post.notif.size()) : 0;
-  sock_.sendAll(&h, sizeof h, d, label_);
-  if (!post.remote.empty()) sock_.sendAll(post.remote.data(), post.remote.size() * sizeof(WireRange), d, label_);
-  if (h.notifBytes) sock_.sendAll(post.notif.data(), h.notifBytes, d, label_);
+Reply OutChannel::recvReply(uint64_t id, const Deadline& d) {
   Reply reply;
-  if (post.type == MsgType::Write) {
-    PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, engine(), label_).send(post.local, d, poll);
-  }
   sock_.recvAll(&reply, sizeof reply, d, label_);
-  if (reply.id != h.id) throw PeerError(-1, "", concat(label_, ": reply to request ", reply.id, ", expected ", h.id));
-  checkReply(post, reply);
-  if (post.type != MsgType::Read) return;
-  PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, engine(), label_).recv(post.local, d, poll);
+  if (reply.magic != kMsgMagic) throw PeerError(-1, "", concat(label_, ": malformed reply"));
+  if (reply.id != id) throw PeerError(-1, "", concat(label_, ": reply to request ", reply.id, ", expected ", id));
+  return reply;
+}
+
+void OutChannel::notifyAfterRead(Post& post, const Deadline& d) {
   if (post.notif.empty()) return;
   MsgHeader n;
   n.type = static_cast<uint32_t>(MsgType::Notify);
@@ -258,9 +245,76 @@ void OutChannel::execute(Post& post) {
   n.notifBytes = static_cast<uint32_t>(post.notif.size());
   sock_.sendAll(&n, sizeof n, d, label_);
   sock_.sendAll(post.notif.data(), post.notif.size(), d, label_);
-  sock_.recvAll(&reply, sizeof reply, d, label_);
-  if (reply.id != n.id) throw PeerError(-1, "", concat(label_, ": reply to request ", reply.id, ", expected ", n.id));
+  checkReply(post, recvReply(n.id, d));
+}
+
+void OutChannel::executeUnmap(Post& post, const Deadline& d) {
+  const device::GpuRuntime::IpcHandle& handle = post.source.allocs.at(0).handle;
+  auto it = std::find(mappedAtPeer_.begin(), mappedAtPeer_.end(), handle);
+  if (it == mappedAtPeer_.end()) return;  // never sent on this connection: nothing to close
+  MsgHeader h;
+  h.type = static_cast<uint32_t>(MsgType::Unmap);
+  h.id = nextId_++;
+  const std::vector<unsigned char> source = encodeSource(post.source);
+  sock_.sendAll(&h, sizeof h, d, label_);
+  sock_.sendAll(source.data(), source.size(), d, label_);
+  checkReply(post, recvReply(h.id, d));
+  mappedAtPeer_.erase(it);
+}
+
+bool OutChannel::executeCopiedByTarget(Post& post, const Deadline& d) {
+  MsgHeader h;
+  h.type = static_cast<uint32_t>(post.type);
+  h.id = nextId_++;
+  h.flags = kCopiedByTarget;
+  h.nranges = post.remote.size();
+  for (const WireRange& r : post.remote) h.totalBytes += r.bytes;
+  h.notifBytes = post.type == MsgType::Write ? static_cast<uint32_t>(post.notif.size()) : 0;
+  const std::vector<unsigned char> source = encodeSource(post.source);
+  // From here the target may map any of them, whatever it answers: each is closed at deregistration.
+  for (const SourceAlloc& a : post.source.allocs)
+    if (std::find(mappedAtPeer_.begin(), mappedAtPeer_.end(), a.handle) == mappedAtPeer_.end()) mappedAtPeer_.push_back(a.handle);
+  sock_.sendAll(&h, sizeof h, d, label_);
+  sock_.sendAll(post.remote.data(), post.remote.size() * sizeof(WireRange), d, label_);
+  if (h.notifBytes) sock_.sendAll(post.notif.data(), h.notifBytes, d, label_);
+  sock_.sendAll(source.data(), source.size(), d, label_);
+  const Reply reply = recvReply(h.id, d);
+  if (reply.status == kStatusCannotCopy) {
+    HETCCL_INFO(log::kNet, "agent '", core_.name, "': ", label_,
+                " cannot map this agent's device memory: its transfers take the window or the socket from now on");
+    peerCopyRefused_ = true;
+    peerCopy_ = false;
+    return false;
+  }
   checkReply(post, reply);
+  if (post.type == MsgType::Read) notifyAfterRead(post, d);  // the target's copies completed before it answered
+  return true;
+}
+
+void OutChannel::execute(Post& post) {
+  const Deadline d = post.deadline;
+  if (post.type == MsgType::Unmap) return executeUnmap(post, d);
+  if (peerCopy_ && !post.source.empty() && executeCopiedByTarget(post, d)) return;
+  const auto poll = [&] {
+    if (stopFlag_.load()) throw AbortedError(stopWhy_);
+    if (post.cancel.load()) throw AbortedError("cancelled");
+  };
+  MsgHeader h;
+  h.type = static_cast<uint32_t>(post.type);
+  h.id = nextId_++;
+  h.nranges = post.remote.size();
+  for (const WireRange& r : post.remote) h.totalBytes += r.bytes;
+  // A read's notification follows the data as a Notify of its own.
+  h.notifBytes = post.type != MsgType::Read ? static_cast<uint32_t>(post.notif.size()) : 0;
+  sock_.sendAll(&h, sizeof h, d, label_);
+  if (!post.remote.empty()) sock_.sendAll(post.remote.data(), post.remote.size() * sizeof(WireRange), d, label_);
+  if (h.notifBytes) sock_.sendAll(post.notif.data(), h.notifBytes, d, label_);
+  if (post.type == MsgType::Write)
+    PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, engine(), label_).send(post.local, d, poll);
+  checkReply(post, recvReply(h.id, d));
+  if (post.type != MsgType::Read) return;
+  PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, engine(), label_).recv(post.local, d, poll);
+  notifyAfterRead(post, d);
 }
 
 }  // namespace hetccl::agent

@@ -40,6 +40,15 @@ class OutChannel {
   CopyEngine* engine();
   bool closedByPeer() const;
   void execute(Post& post);
+  /// Sends `post` with kCopiedByTarget and takes the answer; false when the target could not map this
+  /// side's memory (then nothing happened and the post goes the ordinary way).
+  bool executeCopiedByTarget(Post& post, const Deadline& d);
+  /// Sends an Unmap of `post.source`'s allocation when the target may hold a mapping of it.
+  void executeUnmap(Post& post, const Deadline& d);
+  /// Sends a read's notification after its data (a Notify) and takes the answer.
+  void notifyAfterRead(Post& post, const Deadline& d);
+  /// Receives the reply to request `id`.
+  Reply recvReply(uint64_t id, const Deadline& d);
   void checkReply(const Post& post, const Reply& reply) const;
 
   AgentCore& core_;
@@ -56,6 +65,10 @@ class OutChannel {
   net::Socket sock_;                      // the thread's; shut down by stop() under mu_
   std::unique_ptr<rma::Window> out_, back_;  // the thread's
   bool outMapped_ = false, backMapped_ = false;
+  bool peerCopy_ = false;         ///< this connection's target copies device memory itself (handshake)
+  bool peerCopyRefused_ = false;  ///< it could not map this side's memory once: not asked again (channel's life)
+  /// The allocations this connection's target may hold a mapping of (sent in a request since it opened).
+  std::vector<device::GpuRuntime::IpcHandle> mappedAtPeer_;
   uint64_t nextId_ = 1;
   std::unique_ptr<CopyEngine> engine_;  ///< the thread's (created at its first device copy through a window)
   std::thread thread_;

@@ -14,6 +14,11 @@
 // T serves nothing and maps nothing before the Proof checked out; I sends nothing but the Hello before
 // the Challenge's MAC did. MACs are HMAC-SHA256 under agentKey(secret) (metadata.hpp).
 //
+// Device copies by the target (peer_copy.hpp): I's Hello may carry kOfferPeerCopy (I can export its
+// device memory); T's Accept then sets kAcceptPeerCopy in its first word (bit 0: T mapped I's window)
+// when T will map I's allocations and copy between them and its own device memory itself. An agent
+// that does not know these bits never sets them, so both ends of a connection agree.
+//
 // Requests (I -> T): a MsgHeader, then nranges WireRange (the target's side of each range), then
 // notifBytes of notification, then for a Write the payload: the ranges' bytes in table order, over the
 // socket or, when the connection has I's window, through it in chunks of at most a slot (payload.hpp).
@@ -22,6 +27,13 @@
 //   Read    T checks every range and answers a Reply; on Ok the payload follows (T's window or the socket).
 //           A read with a notification is followed by a Notify from I once I has the data.
 //   Notify  header + message; T queues it and answers a Reply.
+// A Write or Read with kCopiedByTarget in its flags (only after kAcceptPeerCopy) carries no payload:
+// after the notification comes a source section (peer_copy.hpp: I's allocations and where each range
+// lies in them); T maps them, copies every range itself (complete before it answers), queues a write's
+// notification, and answers; kStatusCannotCopy says it could not map them (I then sends the transfer
+// again the ordinary way and stops asking on this connection).
+//   Unmap   header (nranges 0) + a source section of one allocation: T closes its mapping of it (I
+//           deregistered it and must be able to free it) and answers.
 // Integers in the host's order (little-endian machines only, as every hetccl wire format).
 #pragma once
 
@@ -35,13 +47,19 @@ inline constexpr uint32_t kHelloMagic = 0x48474148;  // "HAGH"
 inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr uint32_t kMsgMagic = 0x4d474148;  // "HAGM" on requests and replies
 inline constexpr size_t kMaxHandshakeBytes = 4096;
-inline constexpr uint32_t kWantWindows = 1;
+inline constexpr uint32_t kWantWindows = 1;    ///< Hello flags
+inline constexpr uint32_t kOfferPeerCopy = 2;  ///< Hello flags
+inline constexpr uint32_t kAcceptWindowMapped = 1;  ///< Accept's first word
+inline constexpr uint32_t kAcceptPeerCopy = 2;      ///< Accept's first word
+inline constexpr uint32_t kCopiedByTarget = 1;  ///< MsgHeader flags
+/// Reply status (beside rma::Status): the target could not map the initiator's allocations.
+inline constexpr uint32_t kStatusCannotCopy = 100;
 inline constexpr uint64_t kMaxRanges = uint64_t{1} << 22;
 inline constexpr uint32_t kMaxNotif = 4096;
 
 enum class HelloStatus : uint32_t { Ok = 0, NotThisIncarnation = 1, BadVersion = 2 };
 
-enum class MsgType : uint32_t { Write = 1, Read = 2, Notify = 3 };
+enum class MsgType : uint32_t { Write = 1, Read = 2, Notify = 3, Unmap = 4 };
 
 struct MsgHeader {
   uint32_t magic = kMsgMagic;
@@ -50,7 +68,7 @@ struct MsgHeader {
   uint64_t nranges = 0;
   uint64_t totalBytes = 0;
   uint32_t notifBytes = 0;
-  uint32_t reserved = 0;
+  uint32_t flags = 0;  ///< kCopiedByTarget
 };
 static_assert(sizeof(MsgHeader) == 40);
 

@@ -1,14 +1,20 @@
 // agent_device_check: agents (hetccl_agent.h) on HIP device memory, on the fake HIP runtime -- the device
 // paths of src/agent: chunks pipelined through the shared-memory windows by the copy engine (events per
 // chunk; HETCCL_RMA_WINDOW_SLOTS/BYTES made small so that every transfer wraps the window many times) and,
-// with HETCCL_AGENT_WINDOW=off, device memory staged through pinned memory over tcp.
+// with HETCCL_AGENT_WINDOW=off, device memory staged through pinned memory over tcp; with AGENT_CHECK_PATH=ipc
+// (HETCCL_AGENT_IPC=auto), device-to-device copies by the target through the runtime's IPC handles.
 // A forked "prefill" process registers two device regions (a source with a pattern, a destination) and
 // hands its blob to the parent "decode" through a pipe. Decode, whose local memory is a device region
 // and a host region, reads about 670 ranges of random sizes tiling the source (alternately into the two local regions) with
 // a notification; then writes another pattern from both local regions into prefill's destination with a
 // notification, at whose arrival prefill copies its destination to the host and checks every byte.
-// Decode checks every byte it read. Prints "agent_device_check: OK ..." and exits 0, or names the first
-// wrong byte. Every wait has a deadline (alarm: 120 s).
+// Decode checks every byte it read. The path is checked through the fake runtime's own counters: prefill
+// opened decode's IPC handles exactly on the ipc path; on it decode's second local region is device memory
+// too (every range is then copied by the target) and, after the write, decode deregisters its device
+// regions and frees them: prefill must have closed every mapping by then (its liveIpcMappings is 0 at the
+// "freed" notification, and decode's runtime saw no block freed while mapped).
+// Prints "agent_device_check: OK ..." and exits 0, or names the first wrong byte. Every wait has a deadline
+// (alarm: 120 s).
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_hip.h"
 #include "hetccl/hetccl.h"
 #include "hetccl/hetccl_agent.h"
 
@@ -29,10 +36,15 @@ namespace {
 
 using HipMalloc = int (*)(void**, size_t);
 using HipMemcpy = int (*)(void*, const void*, size_t, int);
+using HipFree = int (*)(void*);
 constexpr int kHipMemcpyDefault = 4;
 constexpr size_t kRegionBytes = (3u << 20) + 4097;
 const char kSecret[] = "agent device check secret 012345";
 const char* role = "decode";
+bool ipcPath() {
+  const char* p = std::getenv("AGENT_CHECK_PATH");
+  return p && std::strcmp(p, "ipc") == 0;
+}
 
 int fail(const char* what) {
   std::printf("agent_device_check: %s: FAIL: %s: %s\n", role, what, hetcclGetLastError(nullptr));
@@ -46,12 +58,23 @@ unsigned char pattern2(size_t i) { return static_cast<unsigned char>(i * 7 + (i 
 struct Hip {
   HipMalloc malloc = nullptr;
   HipMemcpy memcpy = nullptr;
+  HipFree free = nullptr;
+  decltype(&fakehipStats) stats = nullptr;
+  decltype(&fakehipCallCount) callCount = nullptr;
   bool load() {
     void* h = dlopen("libamdhip64.so.7", RTLD_NOW | RTLD_GLOBAL);
     if (!h) return false;
     malloc = reinterpret_cast<HipMalloc>(dlsym(h, "hipMalloc"));
     memcpy = reinterpret_cast<HipMemcpy>(dlsym(h, "hipMemcpy"));
-    return malloc && memcpy;
+    free = reinterpret_cast<HipFree>(dlsym(h, "hipFree"));
+    stats = reinterpret_cast<decltype(stats)>(dlsym(h, "fakehipStats"));
+    callCount = reinterpret_cast<decltype(callCount)>(dlsym(h, "fakehipCallCount"));
+    return malloc && memcpy && free && stats && callCount;
+  }
+  fakehipStats_t counters() const {
+    fakehipStats_t s{};
+    stats(&s);
+    return s;
   }
 };
 
@@ -107,6 +130,13 @@ int prefill(int blobFd) {
       write(blobFd, blob.data(), n) != static_cast<ssize_t>(n))
     return fail("pipe");
   if (!awaitNotif(a, "read")) return fail("the read's notification");
+  // The path taken, as the runtime saw it: the target opens the initiator's handles only on the ipc path.
+  const uint64_t opened = hip.callCount("hipIpcOpenMemHandle");
+  if (ipcPath() != (opened > 0)) {
+    std::printf("agent_device_check: prefill: FAIL: %llu IPC handles opened on the %s path\n",
+                static_cast<unsigned long long>(opened), ipcPath() ? "ipc" : "window/tcp");
+    return 1;
+  }
   if (!awaitNotif(a, "written")) return fail("the write's notification");
   // The write's data must be in place the moment its notification is seen.
   if (hip.memcpy(host.data(), dest, kRegionBytes, kHipMemcpyDefault)) return fail("hipMemcpy back");
@@ -116,8 +146,18 @@ int prefill(int blobFd) {
                   pattern2(i));
       return 1;
     }
+  if (ipcPath()) {
+    // Decode deregistered and freed its device memory before this notification: every mapping of it is closed.
+    if (!awaitNotif(a, "freed")) return fail("the notification that decode freed its memory");
+    if (const uint64_t left = hip.counters().liveIpcMappings; left != 0) {
+      std::printf("agent_device_check: prefill: FAIL: %llu mapping(s) of decode's memory still open after it deregistered it\n",
+                  static_cast<unsigned long long>(left));
+      return 1;
+    }
+  }
   hetcclAgentDestroy(a);
-  std::printf("agent_device_check: prefill: OK (%zu written bytes checked at the notification)\n", kRegionBytes);
+  std::printf("agent_device_check: prefill: OK (%zu written bytes checked at the notification%s)\n", kRegionBytes,
+              ipcPath() ? "; copied by the target through IPC, every mapping closed at deregistration" : "");
   return 0;
 }
 
@@ -130,14 +170,18 @@ int decode(int blobFd) {
     return fail("pipe");
   std::vector<unsigned char> blob(len);
   if (read(blobFd, blob.data(), len) != static_cast<ssize_t>(len)) return fail("pipe");
-  void* dev = nullptr;
+  void *dev = nullptr, *dev2 = nullptr;
   if (hip.malloc(&dev, kRegionBytes)) return fail("hipMalloc");
+  // The second local region: host memory, or on the ipc path another device allocation (so that the target
+  // copies every range, from two allocations).
   std::vector<unsigned char> host(kRegionBytes, 0);
+  if (ipcPath() && hip.malloc(&dev2, kRegionBytes)) return fail("hipMalloc");
   hetcclAgent_t a = makeAgent("decode");
   if (!a) return fail("create");
   hetcclAgentMem_t md, mh;
   uint32_t idDev, idHost;
-  if (hetcclAgentRegister(a, dev, kRegionBytes, &md, &idDev) || hetcclAgentRegister(a, host.data(), kRegionBytes, &mh, &idHost))
+  if (hetcclAgentRegister(a, dev, kRegionBytes, &md, &idDev) ||
+      hetcclAgentRegister(a, dev2 ? dev2 : host.data(), kRegionBytes, &mh, &idHost))
     return fail("register");
   char peer[HETCCL_AGENT_NAME_MAX + 1];
   if (hetcclAgentLoadRemote(a, blob.data(), blob.size(), peer)) return fail("load");
@@ -157,6 +201,7 @@ int decode(int blobFd) {
     return fail("read");
   std::vector<unsigned char> fromDev(kRegionBytes);
   if (hip.memcpy(fromDev.data(), dev, kRegionBytes, kHipMemcpyDefault)) return fail("hipMemcpy back");
+  if (dev2 && hip.memcpy(host.data(), dev2, kRegionBytes, kHipMemcpyDefault)) return fail("hipMemcpy back");
   for (size_t r = 0; r < ranges.size(); ++r) {
     const auto& g = ranges[r];
     const unsigned char* got = (g.localRegion == idDev ? fromDev.data() : host.data()) + g.localOffset;
@@ -171,6 +216,7 @@ int decode(int blobFd) {
   for (size_t i = 0; i < kRegionBytes; ++i) fromDev[i] = pattern2(i);
   if (hip.memcpy(dev, fromDev.data(), kRegionBytes, kHipMemcpyDefault)) return fail("hipMemcpy");
   std::memcpy(host.data(), fromDev.data(), kRegionBytes);
+  if (dev2 && hip.memcpy(dev2, fromDev.data(), kRegionBytes, kHipMemcpyDefault)) return fail("hipMemcpy");
   for (auto& g : ranges) g.remoteRegion = ids[1];
   hetcclAgentXfer_t w;
   if (hetcclAgentPrepXfer(a, hetcclAgentWrite, peer, ranges.data(), ranges.size(), "written", 7, &w) ||
@@ -178,8 +224,19 @@ int decode(int blobFd) {
     return fail("write");
   hetcclAgentReleaseXfer(x);
   hetcclAgentReleaseXfer(w);
-  std::printf("agent_device_check: decode: OK (%zu ranges read into device and host memory, every byte checked)\n",
-              ranges.size());
+  if (dev2) {
+    // Deregistration closes the target's mappings: the memory may be freed as soon as it returns.
+    if (hetcclAgentDeregister(md) || hetcclAgentDeregister(mh)) return fail("deregister");
+    if (hip.free(dev) || hip.free(dev2)) return fail("hipFree");
+    if (const uint64_t n = hip.counters().freedWhileMapped; n != 0) {
+      std::printf("agent_device_check: decode: FAIL: %llu block(s) freed while prefill still mapped them\n",
+                  static_cast<unsigned long long>(n));
+      return 1;
+    }
+    if (hetcclAgentGenNotif(a, peer, "freed", 5)) return fail("notification");
+  }
+  std::printf("agent_device_check: decode: OK (%zu ranges read into device and %s memory, every byte checked)\n",
+              ranges.size(), dev2 ? "device" : "host");
   std::fflush(stdout);
   int status = 0;
   const int rc = wait(&status) > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;

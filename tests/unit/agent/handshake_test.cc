@@ -41,7 +41,8 @@ struct Outcome {
   std::string backOpened;
 };
 
-Outcome handshake(const bootstrap::Secret& ikey, const bootstrap::Secret& tkey, const Incarnation& expected, const Incarnation& actual) {
+Outcome handshake(const bootstrap::Secret& ikey, const bootstrap::Secret& tkey, const Incarnation& expected, const Incarnation& actual,
+                  bool offerCopy = false, bool acceptCopy = false, const std::string& outWindow = "/initiator-window") {
   Pair p;
   Outcome run;
   InitiatorOffer offer;
@@ -49,9 +50,10 @@ Outcome handshake(const bootstrap::Secret& ikey, const bootstrap::Secret& tkey, 
   offer.self = inc(1);
   offer.expected = expected;
   offer.wantWindows = true;
+  offer.offerPeerCopy = offerCopy;
   offer.createOut = [&] {
     run.initiatorCreated = true;
-    return std::string("/initiator-window");
+    return outWindow;
   };
   offer.openBack = [&](const std::string& n) {
     run.backOpened = n;
@@ -59,6 +61,7 @@ Outcome handshake(const bootstrap::Secret& ikey, const bootstrap::Secret& tkey, 
   };
   TargetSide side;
   side.self = actual;
+  side.acceptPeerCopy = acceptCopy;
   side.openOut = [&](const std::string& n) {
     run.targetMapped = true;
     return n == "/initiator-window";
@@ -94,6 +97,22 @@ TEST(AgentHandshake, BothSidesLearnTheOffersWhenTheSecretsMatch) {
   EXPECT_TRUE(r.initiator.outWindowMapped);
   EXPECT_TRUE(r.initiator.backWindowMapped);
   EXPECT_EQ(r.backOpened, "/target-window");
+}
+
+TEST(AgentHandshake, DeviceCopiesAreAgreedOnlyWhenOfferedAndAcceptedIndependentlyOfTheWindows) {
+  const auto key = keyOf("one deployment's secret");
+  for (const bool offer : {false, true})
+    for (const bool accept : {false, true})
+      for (const std::string window : {"/initiator-window", "/unmappable"}) {
+        SCOPED_TRACE(testing::Message() << "offer " << offer << ", accept " << accept << ", window " << window);
+        const Outcome r = handshake(key, key, inc(7), inc(7), offer, accept, window);
+        ASSERT_EQ(r.initiatorError, "");
+        ASSERT_EQ(r.targetError, "");
+        EXPECT_EQ(r.initiator.peerCopy, offer && accept);
+        EXPECT_EQ(r.target.peerCopy, offer && accept);
+        EXPECT_EQ(r.initiator.outWindowMapped, window == "/initiator-window");  // the Accept's bits do not mix
+        EXPECT_EQ(r.target.outWindowMapped, window == "/initiator-window");
+      }
 }
 
 TEST(AgentHandshake, AnotherSecretAtTheTargetFailsTheInitiator) {
