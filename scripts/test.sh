@@ -116,8 +116,9 @@ normal_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="
 
 quick() {
   # The unit-test binaries of tests/unit/<area> in ./build, configured as the normal stage configures it
-  # (the two share every object); hip_kernels_real_hiprtc (label unit too) needs the HIP plugin's kernels.
-  local targets=(hetccl-hip) area
+  # (the two share every object); hip_kernels_real_hiprtc (label unit too) needs the HIP plugin's kernels,
+  # test_no_doubles_in_library the drop-in libraries.
+  local targets=(hetccl-hip hetccl_nccl hetccl_rccl) area
   for area in tests/unit/*/; do targets+=("unit_$(basename "$area")"); done
   cmake -S . -B build -G Ninja -DHETCCL_SOAK_SECONDS="${HETCCL_SOAK_SECONDS:-20}" "${normal_flags[@]}" >/dev/null
   cmake --build build -j "$jobs" --target "${targets[@]}"

@@ -43,38 +43,7 @@ class Stage {
   rma::MemoryAccess::Buffer buf_;
 };
 
-/// Waits for the copies queued on `stream` when it goes out of scope (success: nothing is left; a
-/// failure: the copies still running must finish before the window or the memory may go).
-struct StreamDrain {
-  CopyEngine* engine;
-  void* stream;
-  ~StreamDrain() {
-    if (!stream) return;
-    try {
-      engine->gpu()->synchronize(stream);
-    } catch (const std::exception&) {  // the runtime failed: nothing more can be waited for
-    }
-  }
-};
-
 }  // namespace
-
-CopyEngine::~CopyEngine() {
-  for (void* e : events_)
-    if (e) gpu_->destroyEvent(e);
-  if (stream_) gpu_->destroyStream(stream_);
-}
-
-void* CopyEngine::stream() {
-  if (!stream_) stream_ = gpu_->createStream();
-  return stream_;
-}
-
-void* CopyEngine::event(size_t i) {
-  if (i >= events_.size()) events_.resize(i + 1, nullptr);
-  if (!events_[i]) events_[i] = gpu_->createEvent();
-  return events_[i];
-}
 
 bool PayloadLink::move(std::span<const Segment> segments, size_t& seg, uint64_t& off, unsigned char* buf, uint64_t n,
                        bool toBuf, void* stream) {
@@ -139,7 +108,12 @@ void PayloadLink::pumpWindow(std::span<const Segment> segments, Deadline deadlin
   size_t seg = 0;
   uint64_t off = 0, chunk = 0, round = 0;
   void* stream = engine_ ? engine_->stream() : nullptr;
-  const StreamDrain drain{engine_, stream};  // a failure leaves no copy running into a slot or the ranges
+  struct Drain {  // a failure leaves no copy running into a slot or the ranges
+    CopyEngine* engine;
+    ~Drain() {
+      if (engine) engine->drain();
+    }
+  } drain{stream ? engine_ : nullptr};
   // Chunks whose copies are queued (their event; nullptr: done already) and that are not yet published
   // (sending) or released (receiving), in order.
   std::deque<void*> queued;

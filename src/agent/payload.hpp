@@ -21,6 +21,7 @@
 #include "core/deadline.hpp"
 #include "device/gpu_runtime.hpp"
 #include "net/socket.hpp"
+#include "rma/copy_engine.hpp"
 #include "rma/mem_kind.hpp"
 #include "rma/memory_access.hpp"
 #include "rma/window.hpp"
@@ -35,24 +36,9 @@ struct Segment {
   rma::MemKind kind = rma::MemKind::Host;
 };
 
-/// A channel's own stream and events for the pipelined device copies through a window: created at the
-/// first use on the channel's thread (its device current), destroyed with the channel.
-class CopyEngine {
- public:
-  explicit CopyEngine(device::GpuRuntime* gpu) : gpu_(gpu) {}
-  ~CopyEngine();
-  CopyEngine(const CopyEngine&) = delete;
-  CopyEngine& operator=(const CopyEngine&) = delete;
-  device::GpuRuntime* gpu() const { return gpu_; }
-  void* stream();
-  /// Event `i` (created on first use).
-  void* event(size_t i);
-
- private:
-  device::GpuRuntime* gpu_;
-  void* stream_ = nullptr;
-  std::vector<void*> events_;
-};
+/// A channel's own stream and events for the pipelined device copies through a window (rma::CopyEngine):
+/// created at the first use on the channel's thread (its device current), destroyed with the channel.
+using CopyEngine = rma::CopyEngine;
 
 class PayloadLink {
  public:

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "rma/copy_engine.hpp"
 #include "rma/memory_access.hpp"
 #include "rma/peer_mappings.hpp"
 #include "rma/piece_plan.hpp"
@@ -103,6 +104,13 @@ struct Channel {
   /// (mapped: its allocations mapped here; null when not).
   bool peerCopies = false;
   std::unique_ptr<PeerMappings> mapped;
+  /// The window path's device copies (window_path.cc): the chunks copied into outWindow / out of inWindow
+  /// whose copies are queued and that are not yet published / released, in order (each its event, nullptr
+  /// for host copies, done at once), and how many were queued (event numbers). `windowCopies` is declared
+  /// after the windows, so it is destroyed -- its queued copies waited for -- before they are unmapped.
+  std::deque<void*> outQueued, inQueued;
+  uint64_t outChunks = 0, inChunks = 0;
+  std::unique_ptr<CopyEngine> windowCopies;
   WindowCursor windowOut;                       ///< how far sending.front() is through outWindow
   std::deque<std::shared_ptr<OutMsg>> sending;  ///< taken from queue, in order
   size_t nextPiece = 0;                         ///< of sending.front(), once its header is posted

@@ -493,6 +493,9 @@ void RmaService::releaseChannel(Channel& ch) noexcept {
   ch.headerPosted = false;
   ch.nextPiece = 0;
   ch.windowOut = {};
+  if (ch.windowCopies) ch.windowCopies->drain();  // before the slots are reset
+  ch.outQueued.clear();
+  ch.inQueued.clear();
   if (ch.outWindow) ch.outWindow->reset();
   if (ch.inWindow) ch.inWindow->reset();
   ch.phase = Channel::RecvPhase::Closed;
@@ -511,6 +514,8 @@ void RmaService::failPeer(int peer, const Error& e) {
     else if (!aborted_.load())
       HETCCL_WARN(log::kNet, "rank ", rank_, ": ", dead_[peer]->what());
   }
+  // No window copy may still run into a buffer whose transfer is about to end.
+  if (channels_[peer].windowCopies) channels_[peer].windowCopies->drain();
   std::vector<std::shared_ptr<Request>> mine;
   for (auto& [id, r] : pending_)
     if (r->peer == peer) mine.push_back(r);
@@ -526,6 +531,8 @@ void RmaService::failEverything(Result code, const std::string& why) {
     streamWaiting_.pop_front();
     failStreamOp(op, code, concat("not started (its stream had not got there): ", why));
   }
+  for (Channel& ch : channels_)  // no window copy may still run into a buffer whose transfer is about to end
+    if (ch.windowCopies) ch.windowCopies->drain();
   std::vector<std::shared_ptr<Request>> all;
   for (auto& [id, r] : pending_) all.push_back(r);
   for (auto& r : all)

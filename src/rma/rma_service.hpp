@@ -164,11 +164,16 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   /// Collective: creates and maps the windows of the pairs of this host that HETCCL_RMA_WINDOW selects
   /// (a pair whose window cannot be made on either side keeps the connections, logged at INFO).
   void setUpWindows(bootstrap::Bootstrap& boot);
-  /// Copies the next chunks of `msg` into the window while slots are free (`moved` set when one was);
-  /// true once every byte of it is there.
+  /// Queues the copies of the next chunks of `msg` into the window while slots are free and publishes each
+  /// chunk once its copies are done, in order (`moved` set when anything moved); true once every byte of
+  /// it is published.
   bool sendWindowChunks(Channel& ch, OutMsg& msg, bool& moved);
-  /// Copies out (applies) every published chunk of the incoming transfer; finishes it when complete.
+  /// Queues the copies out of every published chunk of the incoming transfer and releases each once they
+  /// are done, in order; finishes the transfer when every chunk is released.
   bool recvWindowChunks(int peer, Channel& ch);
+  /// Runs `copies` of a window chunk: host ones at once (returns nullptr), device ones queued on the
+  /// channel's window stream with event `eventIndex` recorded after them (returned).
+  void* queueChunk(Channel& ch, MemKind kind, const std::vector<MemoryAccess::Copy>& copies, size_t eventIndex);
 
   // --- the device-to-device path between GPU ranks of one vendor on one host (peer_copy.cc) ---
   /// Collective: agrees, per direction, where the target maps the initiator's device allocations.

@@ -34,6 +34,10 @@ namespace hetccl::rma {
 inline constexpr uint64_t kWindowMagic = 0x5752'6c63'6374'6568ull;  // "hetcclRW"
 inline constexpr uint32_t kWindowVersion = 1;
 
+/// A window path keeps at most this many chunks in flight (the event numbers of its copies cycle through
+/// them), whatever a peer's window header says.
+inline constexpr uint32_t kMaxWindowSlots = 64;
+
 struct alignas(64) WindowHeader {
   std::atomic<uint64_t> magic;  ///< kWindowMagic once initialised (stored last, release)
   uint32_t version;

@@ -1,7 +1,9 @@
 // The RMA service's window path between ranks of one host (window.hpp): set-up at hetcclRmaInit, and the
 // progress thread's side of it -- a message's bytes (its ranges end to end, in order) cut into chunks of
-// the window's slot size, copied in by the sender and out by the receiver: many small ranges share a chunk
-// and one synchronisation, a large range spans several chunks.
+// the window's slot size, copied in by the sender and out by the receiver: many small ranges share a chunk,
+// a large range spans several chunks. Device copies are pipelined (copy_engine.hpp): the copies of up to a
+// window of chunks are queued on the channel's own stream at once, each chunk published (sender) or
+// released (receiver) in order once its event is reached -- the progress thread never waits on a copy.
 #include <algorithm>
 #include <cstdio>
 
@@ -101,18 +103,44 @@ void RmaService::setUpWindows(bootstrap::Bootstrap& boot) {
     if (p != rank_ && !opened[static_cast<size_t>(n) * p + rank_]) channels_[p].outWindow.reset();
 }
 
+void* RmaService::queueChunk(Channel& ch, MemKind kind, const std::vector<MemoryAccess::Copy>& copies, size_t eventIndex) {
+  if (!isDevice(kind) || !memory_->gpu()) {
+    memory_->copyAll(kind, copies);
+    return nullptr;
+  }
+  if (!ch.windowCopies) ch.windowCopies = std::make_unique<CopyEngine>(memory_->gpu());
+  void* stream = ch.windowCopies->stream();
+  memory_->copyAllAsync(kind, copies, stream);
+  void* event = ch.windowCopies->event(eventIndex);
+  memory_->gpu()->record(event, stream);
+  return event;
+}
+
 bool RmaService::sendWindowChunks(Channel& ch, OutMsg& msg, bool& moved) {
   WindowCursor& cur = ch.windowOut;
+  Window& w = *ch.outWindow;
   const uint64_t total = totalOf(cur, msg.sizes);
-  while (cur.done < total) {  // (no chunk at all for a message without bytes: the receiver takes none)
-    unsigned char* slot = ch.outWindow->freeSlot();
-    if (!slot) return false;
-    const uint64_t len = std::min(ch.outWindow->slotBytes(), total - cur.done);
-    memory_->copyAll(msg.srcKind, chunkCopies(msg.src, msg.srcOffsets, msg.sizes, cur, len, slot, true));
-    ch.outWindow->publish();
-    cur.done += len;
+  // (no chunk at all for a message without bytes: the receiver takes none)
+  for (;;) {
+    bool progress = false;
+    while (!ch.outQueued.empty() && (!ch.outQueued.front() || memory_->gpu()->isReached(ch.outQueued.front()))) {
+      w.publish();  // its bytes are in the slot
+      ch.outQueued.pop_front();
+      progress = true;
+    }
+    if (cur.done < total && ch.outQueued.size() < std::min(w.slots(), kMaxWindowSlots)) {
+      if (unsigned char* slot = w.freeSlotAhead(ch.outQueued.size())) {
+        const uint64_t len = std::min(w.slotBytes(), total - cur.done);
+        ch.outQueued.push_back(queueChunk(ch, msg.srcKind, chunkCopies(msg.src, msg.srcOffsets, msg.sizes, cur, len, slot, true),
+                                          ch.outChunks++ % kMaxWindowSlots));
+        cur.done += len;
+        progress = true;
+      }
+    }
+    if (!progress) break;
     moved = true;
   }
+  if (cur.done < total || !ch.outQueued.empty()) return false;  // slots full or copies running: later
   cur = {};
   return true;
 }
@@ -120,30 +148,56 @@ bool RmaService::sendWindowChunks(Channel& ch, OutMsg& msg, bool& moved) {
 bool RmaService::recvWindowChunks(int peer, Channel& ch) {
   Incoming& in = ch.in;
   WindowCursor& cur = in.window;
+  Window& w = *ch.inWindow;
   const uint64_t total = totalOf(cur, in.sizes);
+  const auto failed = [&](const Error& e) {
+    HETCCL_WARN(log::kNet, "rank ", rank_, ": RMA data from ", peerName(peer), " could not be copied: ", e.what());
+    in.access.status = Status::Failed;
+    in.dst = nullptr;  // drain the rest
+  };
   bool did = false;
-  while (cur.done < total) {
-    std::string problem;
-    const unsigned char* slot = ch.inWindow->fullSlot(problem);
-    if (!problem.empty())
-      throw PeerError(peer, peers_[peer].hostId, concat(peerName(peer), " broke the RMA window protocol: ", problem));
-    if (!slot) break;
-    const uint64_t len = std::min(ch.inWindow->slotBytes(), total - cur.done);
-    if (in.dst) {
-      try {  // applied before the slot is released, and the transfer acknowledged only after its last chunk
-        memory_->copyAll(in.dstKind, chunkCopies(in.dst, in.dstOffsets, in.sizes, cur, len,
-                                                 const_cast<unsigned char*>(slot), false));
+  for (;;) {
+    bool progress = false;
+    // Applied before its slot is released, and the transfer acknowledged only after its last chunk.
+    while (!ch.inQueued.empty()) {
+      bool done = true;
+      try {
+        done = !ch.inQueued.front() || memory_->gpu()->isReached(ch.inQueued.front());
       } catch (const Error& e) {
-        HETCCL_WARN(log::kNet, "rank ", rank_, ": RMA data from ", peerName(peer), " could not be copied: ", e.what());
-        in.access.status = Status::Failed;
-        in.dst = nullptr;  // drain the rest
+        failed(e);
+      }
+      if (!done) break;
+      w.release();
+      ch.inQueued.pop_front();
+      progress = true;
+    }
+    if (cur.done < total && ch.inQueued.size() < std::min(w.slots(), kMaxWindowSlots)) {
+      std::string problem;
+      const unsigned char* slot = w.fullSlotAhead(ch.inQueued.size(), problem);
+      if (!problem.empty())
+        throw PeerError(peer, peers_[peer].hostId, concat(peerName(peer), " broke the RMA window protocol: ", problem));
+      if (slot) {
+        const uint64_t len = std::min(w.slotBytes(), total - cur.done);
+        void* event = nullptr;
+        if (in.dst) {
+          try {
+            event = queueChunk(ch, in.dstKind,
+                               chunkCopies(in.dst, in.dstOffsets, in.sizes, cur, len, const_cast<unsigned char*>(slot), false),
+                               kMaxWindowSlots + ch.inChunks % kMaxWindowSlots);
+          } catch (const Error& e) {
+            failed(e);
+          }
+        }
+        ch.inQueued.push_back(event);
+        ++ch.inChunks;
+        cur.done += len;
+        progress = true;
       }
     }
-    ch.inWindow->release();
-    cur.done += len;
+    if (!progress) break;
     did = true;
   }
-  if (cur.done == total) {
+  if (cur.done == total && ch.inQueued.empty()) {
     in.applied = in.pieces.size();
     finishIncoming(peer, ch);
     did = true;

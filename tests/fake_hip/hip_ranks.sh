@@ -95,8 +95,9 @@ if [[ -x $rma ]]; then  # RMA on HIP device memory: the target copies through IP
     check "rma on HIP device memory, 3 ranks, $t, device to device (IPC)" "stream pipeline" \
       env HETCCL_DEVICE=hip HETCCL_TRANSPORT=$t HETCCL_UCX=off RMA_EXPECT_IPC=1 "$run" -n 3 --domains 3 --timeout 140 -- "$rma"
   done
+  # 2 slots of 64 KiB: every transfer wraps the window many times, chunks' copies pipelined (window_path.cc)
   check "rma on HIP device memory, 3 ranks, window (HETCCL_RMA_IPC=off)" "stream pipeline" \
-    env HETCCL_DEVICE=hip HETCCL_TRANSPORT=shm HETCCL_RMA_IPC=off RMA_EXPECT_IPC=0 "$run" -n 3 --domains 3 --timeout 140 -- "$rma"
+    env HETCCL_DEVICE=hip HETCCL_TRANSPORT=shm HETCCL_RMA_IPC=off RMA_EXPECT_IPC=0 HETCCL_RMA_WINDOW_SLOTS=2 HETCCL_RMA_WINDOW_BYTES=64K "$run" -n 3 --domains 3 --timeout 140 -- "$rma"
   check "rma on HIP device memory, 3 ranks as 3 hosts, tcp (staged)" "host staging" \
     env HETCCL_DEVICE=hip HETCCL_TRANSPORT=tcp HETCCL_UCX=off RMA_EXPECT_IPC=0 "$run" -n 3 --host-ids 3 --domains 3 --timeout 140 -- "$rma"
 fi
