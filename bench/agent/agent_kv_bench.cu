@@ -4,7 +4,8 @@
 // prepared transfer, posted reps times, with a notification after the last read. Every byte is checked
 // once per size. Baseline in the same run, same process: the pinned-copy ceiling of the window path (the
 // slower of a D2H copy into pinned memory and an H2D copy out of it, each of the transfer's total bytes;
-// the window pipelines the two, on two processes' copy engines; host memory: one memcpy of those bytes). Also: time from the decode agent's
+// the window pipelines the two, on two processes' copy engines; host memory: one memcpy of those bytes) and, for
+// CUDA, the device-to-device ceiling of the IPC path (one cudaMemcpyPeer of those bytes). Also: time from the decode agent's
 // creation to the end of its first transfer (load, connect, handshake, windows, first read).
 //
 //   agent_kv_bench [--device cuda|host] [--gpu-prefill 0] [--gpu-decode 0] [--layers 32] [--cache-blocks 1024]
@@ -157,6 +158,31 @@ double pinnedCopyGBs(size_t bytes, bool toHost) {
   return bytes / median(t) / 1e9;
 }
 
+/// GB/s of one device-to-device copy of `bytes` from GPU `from` to GPU `to` (the ceiling of the agents'
+/// IPC path, where the target copies device to device), median of 5. Leaves `to` current.
+double deviceCopyGBs(size_t bytes, int from, int to) {
+  void *src, *dst;
+  CU(cudaSetDevice(from));
+  CU(cudaMalloc(&src, bytes));
+  CU(cudaSetDevice(to));
+  CU(cudaMalloc(&dst, bytes));
+  cudaStream_t s;
+  CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::vector<double> t;
+  for (int i = 0; i < 6; ++i) {
+    const auto t0 = Clock::now();
+    CU(cudaMemcpyPeerAsync(dst, to, src, from, bytes, s));
+    CU(cudaStreamSynchronize(s));
+    if (i) t.push_back(secondsSince(t0));
+  }
+  CU(cudaStreamDestroy(s));
+  CU(cudaFree(dst));
+  CU(cudaSetDevice(from));
+  CU(cudaFree(src));
+  CU(cudaSetDevice(to));
+  return bytes / median(t) / 1e9;
+}
+
 /// GB/s of one memcpy of `bytes` between two host buffers (the host path's ceiling: the window path is a
 /// copy in and a copy out, pipelined on two processes), median of 5.
 double memcpyGBs(size_t bytes) {
@@ -191,8 +217,8 @@ int decode(const Args& a, int blobFd) {
   CK(hetcclAgentRegister(ag, local, localBytes, &mem, &id));
   char peer[HETCCL_AGENT_NAME_MAX + 1];
   CK(hetcclAgentLoadRemote(ag, blob.data(), blob.size(), peer));
-  std::printf("| device | blocks | ranges | MiB | median ms | GB/s | ceiling GB/s | vs ceiling | first transfer ms | check |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| device | blocks | ranges | MiB | median ms | GB/s | ceiling GB/s | vs ceiling | d2d GB/s | vs d2d | first transfer ms | check |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   bool first = true;
   for (int n : a.blocks) {
     std::vector<hetcclAgentRange_t> ranges;
@@ -234,9 +260,10 @@ int decode(const Args& a, int blobFd) {
     const double t = median(times);
     double ceiling = 0;
     ceiling = a.cuda ? std::min(pinnedCopyGBs(total, true), pinnedCopyGBs(total, false)) : memcpyGBs(total);
-    std::printf("| %s | %d | %zu | %.1f | %.3f | %.2f | %.2f | %.2fx | %s | %s |\n", a.cuda ? "cuda" : "host", n, ranges.size(),
-                total / 1048576.0, t * 1e3, total / t / 1e9, ceiling, ceiling > 0 ? total / t / 1e9 / ceiling : 0.0,
-                firstMs > 0 ? std::to_string(firstMs).c_str() : "", ok ? "ok" : "MISMATCH");
+    const double d2d = a.cuda ? deviceCopyGBs(total, a.gpuPrefill, a.gpuDecode) : 0;
+    std::printf("| %s | %d | %zu | %.1f | %.3f | %.2f | %.2f | %.2fx | %.1f | %.2fx | %s | %s |\n", a.cuda ? "cuda" : "host", n,
+                ranges.size(), total / 1048576.0, t * 1e3, total / t / 1e9, ceiling, ceiling > 0 ? total / t / 1e9 / ceiling : 0.0,
+                d2d, d2d > 0 ? total / t / 1e9 / d2d : 0.0, firstMs > 0 ? std::to_string(firstMs).c_str() : "", ok ? "ok" : "MISMATCH");
     std::fflush(stdout);
     CK(hetcclAgentReleaseXfer(x));
     if (!ok) return 1;

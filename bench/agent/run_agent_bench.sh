@@ -2,8 +2,10 @@
 # Agent KV-read benchmark on a GPU machine (issue 29): bench/agent/agent_kv_bench.cu in every variant, one
 # command, results in $OUT (one .md per variant + machine.txt + summary.txt).
 #   BIN=devbin-agent bash bench/agent/run_agent_bench.sh      # BIN: agent_kv_bench + libhetccl.so.0 + libhetccl-cuda.so
-# Variants: CUDA memory prefill GPU 0 -> decode GPU 1 (when there are 2 GPUs) and GPU 0 -> GPU 0, through the
-# shared-memory windows (default) and over tcp (HETCCL_AGENT_WINDOW=off); host memory both ways.
+# Variants: CUDA memory prefill GPU 0 -> decode GPU 1 (when there are 2 GPUs) and GPU 0 -> GPU 0, copied device
+# to device by the target (HETCCL_AGENT_IPC=auto, the default), through the shared-memory windows
+# (HETCCL_AGENT_IPC=off) and over tcp (HETCCL_AGENT_WINDOW=off too), ipc and window interleaved twice; host
+# memory both ways.
 set -uo pipefail
 BIN=${BIN:-devbin-agent}
 o=${OUT:-/tmp/agent-bench-out}
@@ -21,11 +23,16 @@ run() {  # name env... -- args
   env "${envs[@]}" timeout 240 "$BIN/agent_kv_bench" "$@" >"$o/$name.md" 2>"$o/$name.err"
   echo "$name rc=$? $((SECONDS - t0)) s: ${envs[*]} agent_kv_bench $*" >>"$o/summary.txt"
 }
-if ((ngpu >= 2)); then
-  run cuda_gpu0_gpu1_window NCCL_NVLS_ENABLE=0 -- --device cuda --gpu-prefill 0 --gpu-decode 1 $geo
-  run cuda_gpu0_gpu1_tcp HETCCL_AGENT_WINDOW=off -- --device cuda --gpu-prefill 0 --gpu-decode 1 $geo
-fi
-run cuda_gpu0_gpu0_window NCCL_NVLS_ENABLE=0 -- --device cuda --gpu-prefill 0 --gpu-decode 0 $geo
+pairs="0:0"
+((ngpu >= 2)) && pairs="0:1 0:0"
+for pair in $pairs; do
+  p=${pair%:*} d=${pair#*:}
+  for round in 1 2; do
+    run cuda_gpu${p}_gpu${d}_ipc_$round HETCCL_AGENT_IPC=auto -- --device cuda --gpu-prefill $p --gpu-decode $d $geo
+    run cuda_gpu${p}_gpu${d}_window_$round HETCCL_AGENT_IPC=off -- --device cuda --gpu-prefill $p --gpu-decode $d $geo
+  done
+  run cuda_gpu${p}_gpu${d}_tcp HETCCL_AGENT_IPC=off HETCCL_AGENT_WINDOW=off -- --device cuda --gpu-prefill $p --gpu-decode $d $geo
+done
 run host_window NCCL_NVLS_ENABLE=0 -- --device host --layers 32 --block-bytes 262144 --cache-blocks 512 --blocks 1,16,256 --reps 5
 run host_tcp HETCCL_AGENT_WINDOW=off -- --device host --layers 32 --block-bytes 262144 --cache-blocks 512 --blocks 1,16,256 --reps 5
 cat "$o/summary.txt"

@@ -152,6 +152,16 @@ std::vector<rma::RegionRef> InChannel::holdRanges(const std::vector<WireRange>& 
   return held;
 }
 
+InChannel::HeldRegions::~HeldRegions() {
+  for (const rma::RegionRef& r : refs) core.regions.release(r);
+}
+
+void InChannel::queueWriteNote(std::vector<unsigned char> notif, Deadline d) {
+  if (notif.empty()) return;
+  if (!core_.queueNote(Notification{peerName_, std::move(notif)}, d))
+    throw TimeoutError(-1, "", concat(label_, ": the notification queue stayed full"));
+}
+
 void InChannel::serveTransfer(const MsgHeader& h) {
   const Deadline d = core_.deadline();
   if (h.nranges == 0 || h.nranges > kMaxRanges) throw PeerError(-1, "", concat(label_, ": request with ", h.nranges, " ranges"));
@@ -173,25 +183,15 @@ void InChannel::serveTransfer(const MsgHeader& h) {
   Reply reply;
   reply.id = h.id;
   std::vector<Segment> segments;
-  std::vector<rma::RegionRef> held = holdRanges(table, segments, reply);
-  struct Release {
-    AgentCore& core;
-    std::vector<rma::RegionRef>& held;
-    ~Release() {
-      for (const rma::RegionRef& r : held) core.regions.release(r);
-    }
-  } release{core_, held};
+  const HeldRegions held{core_, holdRanges(table, segments, reply)};
   const auto poll = [&] {
     if (core_.stopping.load()) throw AbortedError("the agent is stopping");
   };
   if (isWrite) {
     // Refused: drained (segments without memory) so that the connection stays in step.
     PayloadLink(sock_, out_.get(), *core_.memory, engine(), label_).recv(segments, d, poll);
-    if (reply.status == 0 && !notif.empty()) {
-      // Every byte is in place (host stores done, device copies complete): only now the notification.
-      Notification n{peerName_, std::move(notif)};
-      if (!core_.queueNote(std::move(n), d)) throw TimeoutError(-1, "", concat(label_, ": the notification queue stayed full"));
-    }
+    // Every byte is in place (host stores done, device copies complete): only now the notification.
+    if (reply.status == 0) queueWriteNote(std::move(notif), d);
     sendReply(reply, d);
     return;
   }
@@ -208,14 +208,7 @@ void InChannel::serveCopy(const MsgHeader& h, std::vector<WireRange> table, std:
   Reply reply;
   reply.id = h.id;
   std::vector<Segment> segments;
-  std::vector<rma::RegionRef> held = holdRanges(table, segments, reply);
-  struct Release {
-    AgentCore& core;
-    std::vector<rma::RegionRef>& held;
-    ~Release() {
-      for (const rma::RegionRef& r : held) core.regions.release(r);
-    }
-  } release{core_, held};
+  const HeldRegions held{core_, holdRanges(table, segments, reply)};
   if (reply.status == 0) {
     // The initiator asks only for ranges it knows to be device memory of this vendor on both sides.
     const bool device = std::all_of(segments.begin(), segments.end(), [&](const Segment& s) { return s.kind == core_.memory->gpuKind(); });
@@ -234,11 +227,7 @@ void InChannel::serveCopy(const MsgHeader& h, std::vector<WireRange> table, std:
       reply.status = static_cast<uint32_t>(rma::Status::Failed);
     }
   }
-  if (isWrite && reply.status == 0 && !notif.empty()) {
-    // The copies completed (synchronised): only now the notification.
-    Notification n{peerName_, std::move(notif)};
-    if (!core_.queueNote(std::move(n), d)) throw TimeoutError(-1, "", concat(label_, ": the notification queue stayed full"));
-  }
+  if (isWrite && reply.status == 0) queueWriteNote(std::move(notif), d);  // the copies completed (synchronised)
   sendReply(reply, d);
 }
 

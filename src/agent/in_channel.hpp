@@ -42,6 +42,14 @@ class InChannel {
   /// read; the copies run here, complete before the answer.
   void serveCopy(const MsgHeader& h, std::vector<WireRange> table, std::vector<unsigned char> notif);
   void serveUnmap(const MsgHeader& h);
+  /// The target's regions a request holds (holdRanges), released when it goes out of scope.
+  struct HeldRegions {
+    AgentCore& core;
+    std::vector<rma::RegionRef> refs;
+    ~HeldRegions();
+  };
+  /// Queues a write's notification (none when empty) once every byte of it is in place.
+  void queueWriteNote(std::vector<unsigned char> notif, Deadline d);
   /// Checks and holds every range; on a refusal fills `reply` and releases what it held.
   std::vector<rma::RegionRef> holdRanges(const std::vector<WireRange>& table, std::vector<Segment>& segments, Reply& reply);
   void sendReply(const Reply& reply, Deadline d);
