@@ -192,6 +192,12 @@ HETCCL_API hetcclResult_t hetcclAgentReleaseXfer(hetcclAgentXfer_t xfer);
 /** Sends `msg` (0..HETCCL_AGENT_NOTIF_MAX bytes) to `peer` after the transfers posted to it before, and
  *  waits until the peer received it (at most the timeout). */
 HETCCL_API hetcclResult_t hetcclAgentGenNotif(hetcclAgent_t agent, const char* peer, const void* msg, size_t bytes);
+/** The same without blocking: prepares a notification-only transfer of `msg` (0..HETCCL_AGENT_NOTIF_MAX
+ *  bytes, copied) to `peer` (loaded), which hetcclAgentPostXfer sends -- after the transfers posted to that
+ *  peer before it -- and hetcclAgentCheckXfer / WaitXfer / CancelXfer / ReleaseXfer handle as any transfer
+ *  (hetcclSuccess once the peer received it). Moves no data. */
+HETCCL_API hetcclResult_t hetcclAgentPrepNotif(hetcclAgent_t agent, const char* peer, const void* msg, size_t bytes,
+                                               hetcclAgentXfer_t* xfer);
 /** Takes the oldest notification received, if any: *got = 1, `peer` (capacity HETCCL_AGENT_NAME_MAX + 1)
  *  = its sender's name, msg[0..*bytes) = its message (msg capacity `capacity`; a larger message is
  *  hetcclInvalidArgument and stays queued, *bytes = its size). *got = 0 when none. Never blocks. Up to

@@ -24,7 +24,7 @@ import threading
 import time
 
 from . import _agent_api as _api
-from ._agent_api import NAME_MAX, READ, WRITE, AgentOptions, _NOTIF_FIRST_CAPACITY, _bytes, _cstr, _f, _op, _secret
+from ._agent_api import NAME_MAX, READ, WRITE, AgentOp, AgentOptions, _NOTIF_FIRST_CAPACITY, _bytes, _cstr, _f, _op, _secret
 from ._agent_memory import AgentMemory
 from ._agent_ranges import _ranges, strided_ranges
 from ._errors import IN_PROGRESS, INVALID_ARGUMENT, INVALID_USAGE, InvalidArgumentError, InvalidUsageError
@@ -282,6 +282,18 @@ class Agent:
         f, h = _f(), self._live()
         m = _bytes(msg, "msg")
         check(f.hetcclAgentGenNotif(h, _cstr(peer, "peer"), m if m else None, len(m)))
+
+    def prep_notif(self, peer: str, msg=b"") -> Xfer:
+        """gen_notif without blocking: a prepared notification-only transfer of `msg` (bytes, <= 4096) to
+        `peer`; post() sends it after the transfers posted to that peer before, check()/wait() say when the
+        peer received it, as for any Xfer."""
+        f, h = _f(), self._live()
+        m = _bytes(msg, "msg")
+        cpeer = _cstr(peer, "peer")
+        out = ctypes.c_void_p()
+        self._reap()
+        check(f.hetcclAgentPrepNotif(h, cpeer, m if m else None, len(m), ctypes.byref(out)))
+        return Xfer(self, out.value, AgentOp.NOTIFY, cpeer.decode(), 0, m)
 
     def get_notif(self):
         """Never blocks: (peer name, message bytes) of the oldest notification received, or None."""

@@ -21,6 +21,7 @@ class AgentOp(enum.IntEnum):
 
     READ = 0   # peer -> local
     WRITE = 1  # local -> peer
+    NOTIFY = 2  # a notification only (hetcclAgentPrepNotif; not a value of hetcclAgentOp_t)
 
 
 READ, WRITE = AgentOp.READ, AgentOp.WRITE
@@ -65,6 +66,7 @@ _FNS = [
     ("hetcclAgentCancelXfer", [_vp]),
     ("hetcclAgentReleaseXfer", [_vp]),
     ("hetcclAgentGenNotif", [_vp, ctypes.c_char_p, _vp, _sz]),
+    ("hetcclAgentPrepNotif", [_vp, ctypes.c_char_p, _vp, _sz, _P(_vp)]),
     ("hetcclAgentGetNotif", [_vp, _vp, _vp, _sz, _P(_sz), _P(_int)]),
 ]
 

@@ -63,7 +63,6 @@ import enum
 import json
 import logging
 import os
-import queue
 import re
 import threading
 import time
@@ -243,8 +242,7 @@ class HetcclConnector(KVConnectorBase_V1):
             self._to_send = {}          # request id -> monotonic deadline of its blocks
             self._early_free = {}       # request id -> time: notification before reqs_to_send arrived
             self._done_sending = set()
-            self._notify_q = queue.Queue()
-            self._notify_thread = None
+            self._notifying = []        # (request id, engine id, Xfer): notification-only posts not yet ended
             self._meta_file = None
 
     # ------------------------------------------------------------------ scheduler side
@@ -421,22 +419,32 @@ class HetcclConnector(KVConnectorBase_V1):
             self._peers.pop((engine_id, meta_dir or self.meta_dir), None)
 
     def _notify_later(self, rid, req):
-        if self._notify_thread is None:
-            self._notify_thread = threading.Thread(target=self._notifier, name="hetccl-kv-notify", daemon=True)
-            self._notify_thread.start()
-        self._notify_q.put((rid, req))
-
-    def _notifier(self):
-        while True:
-            item = self._notify_q.get()
-            if item is None:
-                return
-            rid, req = item
+        """Tells the prefill that it may free the blocks of `rid` without a read (aborted before allocation):
+        a notification-only transfer, posted without blocking, reaped in get_finished."""
+        try:
+            name, _ = self._peer(req.remote_engine_id, req.remote_meta_dir)
+            x = self.agent.prep_notif(name, NOTIF_PREFIX + rid.encode())
             try:
-                name, _ = self._peer(req.remote_engine_id, req.remote_meta_dir)
-                self.agent.gen_notif(name, NOTIF_PREFIX + rid.encode())
+                x.post()
+            except Exception:
+                x.release()
+                raise
+        except Exception as e:  # noqa: BLE001 - the prefill frees the blocks at its abort_timeout anyway
+            logger.warning("request %s: telling %s to free its blocks failed: %s", rid, req.remote_engine_id, e)
+            return
+        self._notifying.append((rid, req.remote_engine_id, x))
+
+    def _reap_notifications(self):
+        still = []
+        for rid, eid, x in self._notifying:
+            try:
+                if not x.check():
+                    still.append((rid, eid, x))
+                    continue
             except Exception as e:  # noqa: BLE001 - the prefill frees the blocks at its abort_timeout anyway
-                logger.warning("request %s: telling %s to free its blocks failed: %s", rid, req.remote_engine_id, e)
+                logger.warning("request %s: telling %s to free its blocks failed: %s", rid, eid, e)
+            self._release(x)
+        self._notifying = still
 
     def wait_for_layer_load(self, layer_name):
         return  # loads finish between steps: vLLM schedules a request only after get_finished reported it
@@ -449,6 +457,7 @@ class HetcclConnector(KVConnectorBase_V1):
 
     def get_finished(self, finished_req_ids):
         now = time.monotonic()
+        self._reap_notifications()
         for rid, ent in list(self._recving.items()):
             x, local, deadline, eid, mdir, cancelled = ent
             try:
@@ -504,9 +513,13 @@ class HetcclConnector(KVConnectorBase_V1):
     def shutdown(self):
         if self._role == KVConnectorRole.SCHEDULER:
             return
-        if self._notify_thread is not None:
-            self._notify_q.put(None)
-            self._notify_thread.join(self.timeout + 1)
+        for _, _, x in self._notifying:  # each ends by its deadline; waited for so that the prefill hears it
+            try:
+                x.wait()
+            except Exception:  # noqa: BLE001 - the prefill frees the blocks at its abort_timeout anyway
+                pass
+            self._release(x)
+        self._notifying.clear()
         for x, *_ in self._recving.values():  # closing the agent below fails them anyway
             try:
                 x.cancel()

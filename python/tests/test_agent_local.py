@@ -3,7 +3,8 @@ register takes (NumPy arrays, a part of one, bytearrays, an object with only __a
 DLPack producer; a registration keeps its buffer alive until deregistered) and refuses (non-contiguous,
 read-only), the calls refused without a peer, a closed agent; and every form of `ranges` (tuples, uint64
 arrays, range_dtype and other structured arrays, Agent.strided_ranges) giving the same hetcclAgentRange_t
-bytes; negative values, values over a field's width and rows of other than 5 fields refused.
+bytes; negative values, values over a field's width and rows of other than 5 fields refused; a prepared
+notification between two agents of this process (posted without blocking, twice).
 
 The agents between processes, with data, are test_agent.py's. Cost: well under a second (one agent, no child
 process).
@@ -12,6 +13,7 @@ process).
 import ctypes
 import os
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -21,6 +23,31 @@ from dlpack_obj import DLObj
 
 pytestmark = pytest.mark.skipif(not hetccl.agent_available(),
                                 reason="the loaded libhetccl does not export the agent API of hetccl_agent.h")
+
+
+def test_prepared_notification():
+    key = os.urandom(32)
+    with hetccl.Agent("notif-a", secret=key, listen="127.0.0.1:0", timeout=10) as a, \
+            hetccl.Agent("notif-b", secret=key, listen="127.0.0.1:0", timeout=10) as b:
+        with pytest.raises(hetccl.InvalidArgumentError):
+            a.prep_notif("notif-b", b"x")  # not loaded yet
+        assert a.load_remote(b.metadata()) == "notif-b"
+        with pytest.raises(hetccl.InvalidArgumentError):
+            a.prep_notif("notif-b", b"x" * 4097)
+        x = a.prep_notif("notif-b", b"free request 7")
+        assert "notify" in repr(x)
+        for _ in range(2):  # a prepared notification is posted any number of times
+            x.post()
+            x.wait()
+            assert x.check() is True
+            got = None
+            for _ in range(500):
+                got = b.get_notif()
+                if got:
+                    break
+                time.sleep(0.002)
+            assert got == ("notif-a", b"free request 7")
+        x.release()
 
 
 def test_local_api(monkeypatch):

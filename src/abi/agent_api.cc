@@ -271,6 +271,19 @@ HETCCL_API hetcclResult_t hetcclAgentGenNotif(hetcclAgent_t a, const char* peer,
   });
 }
 
+HETCCL_API hetcclResult_t hetcclAgentPrepNotif(hetcclAgent_t a, const char* peer, const void* msg, size_t bytes,
+                                               hetcclAgentXfer_t* xfer) {
+  return guarded(__func__, [&] {
+    if (!xfer) throw InvalidArgument("xfer (output) is NULL");
+    if (bytes && !msg) throw InvalidArgument("msg is NULL with bytes > 0");
+    auto h = agents().get(a);
+    auto x = std::make_shared<XferHandle>();
+    x->owner = h;
+    x->xfer = live(h)->prepareNotif(nameArg(peer, "peer"), {static_cast<const unsigned char*>(msg), bytes});
+    *xfer = reinterpret_cast<hetcclAgentXfer_t>(xfers().add(x));
+  });
+}
+
 HETCCL_API hetcclResult_t hetcclAgentGetNotif(hetcclAgent_t a, char* peer, void* msg, size_t capacity, size_t* bytes, int* got) {
   return guarded(__func__, [&] {
     if (!peer || !bytes || !got) throw InvalidArgument("peer, bytes and got must not be NULL");

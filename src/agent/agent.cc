@@ -458,25 +458,25 @@ void Agent::checkReleasable(const Xfer& x) {
     throw InvalidUsage("the transfer is still running (cancel or wait for it first)");
 }
 
-void Agent::genNotif(const std::string& peer, std::span<const unsigned char> msg) {
+std::shared_ptr<Xfer> Agent::prepareNotif(const std::string& peer, std::span<const unsigned char> msg) {
   if (msg.size() > kMaxNotif) throw InvalidArgument(concat("notification of ", msg.size(), " bytes; at most ", kMaxNotif));
-  Incarnation inc{};
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = peers_.find(peer);
-    if (it == peers_.end()) throw InvalidArgument(concat("no agent '", peer, "' is loaded (hetcclAgentLoadRemote)"));
-    inc = it->second.md.incarnation;
-  }
-  std::shared_ptr<OutChannel> ch = channelFor(peer, inc);
-  auto p = std::make_shared<Post>();
-  p->type = MsgType::Notify;
-  p->notif.assign(msg.begin(), msg.end());
-  p->deadline = core_.deadline();
-  ch->submit(p);
-  std::unique_lock<std::mutex> lock(core_.mu);
-  while (p->state == Post::State::Queued || p->state == Post::State::Running)
-    core_.cv.wait_for(lock, std::chrono::milliseconds(100));
-  if (p->state != Post::State::Done) throw Error(p->code == Result::InvalidArgument ? Result::InvalidArgument : Result::RemoteError, p->message);
+  auto x = std::make_shared<Xfer>();
+  x->type = MsgType::Notify;
+  x->peer = peer;
+  x->notif.assign(msg.begin(), msg.end());
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) throw InvalidArgument(concat("no agent '", peer, "' is loaded (hetcclAgentLoadRemote)"));
+  x->incarnation = it->second.md.incarnation;
+  return x;
+}
+
+void Agent::genNotif(const std::string& peer, std::span<const unsigned char> msg) {
+  const std::shared_ptr<Xfer> x = prepareNotif(peer, msg);
+  post(*x);
+  std::string message;
+  const Result r = wait(*x, message);
+  if (r != Result::Success) throw Error(r == Result::InvalidArgument ? Result::InvalidArgument : Result::RemoteError, message);
 }
 
 bool Agent::takeNotif(std::string& from, unsigned char* msg, size_t capacity, size_t& size, bool& got) {

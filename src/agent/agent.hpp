@@ -93,6 +93,9 @@ class Agent {
   /// InvalidUsage while a post of `x` runs.
   void checkReleasable(const Xfer& x);
 
+  /// A notification-only transfer of `msg` to `peer`, posted like any prepared transfer.
+  std::shared_ptr<Xfer> prepareNotif(const std::string& peer, std::span<const unsigned char> msg);
+  /// prepareNotif, post and wait: throws what ended it.
   void genNotif(const std::string& peer, std::span<const unsigned char> msg);
   /// Takes the oldest notification when it fits `capacity` (true); false with `size` set when it does
   /// not (it stays queued); `got` false when none.

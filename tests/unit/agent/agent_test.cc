@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -165,6 +166,35 @@ TEST_P(AgentTest, CancelEndsQueuedAndRunningPostsAndTheNextPostWorks) {
   a->post(*small);
   ASSERT_EQ(waitFor(*small, msg), Result::Success) << msg;
   for (uint64_t i = 0; i < 4096; ++i) ASSERT_EQ(bufB[i], pattern(3, i));
+}
+
+TEST_P(AgentTest, APreparedNotificationArrivesAfterTheWritesPostedBeforeItAndCanBePostedAgain) {
+  auto w = prep(MsgType::Write, 0, 0, bufA.size());
+  const std::string text = "blocks 0-31 written";
+  auto n = a->prepareNotif("B", {reinterpret_cast<const unsigned char*>(text.data()), text.size()});
+  std::string msg;
+  for (uint64_t round = 1; round <= 2; ++round) {
+    for (uint64_t i = 0; i < bufA.size(); ++i) bufA[i] = pattern(20 + round, i);
+    a->post(*w);
+    a->post(*n);  // returns at once: queued behind the write
+    ASSERT_EQ(waitFor(*n, msg), Result::Success) << msg;
+    std::string from;
+    unsigned char got[64];
+    size_t size = 0;
+    bool have = false;
+    for (int tries = 0; tries < 1000 && !have; ++tries) {
+      ASSERT_TRUE(b->takeNotif(from, got, sizeof got, size, have));
+      if (!have) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_TRUE(have);
+    EXPECT_EQ(from, "A");
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(got), size), text);
+    for (uint64_t i = 0; i < bufB.size(); i += 61) ASSERT_EQ(bufB[i], pattern(20 + round, i)) << "round " << round << " byte " << i;
+    ASSERT_EQ(waitFor(*w, msg), Result::Success) << msg;
+  }
+  EXPECT_THROW(a->prepareNotif("nobody", {}), InvalidArgument);
+  const std::vector<unsigned char> tooLong(kMaxNotif + 1, 1);
+  EXPECT_THROW(a->prepareNotif("B", tooLong), InvalidArgument);
 }
 
 TEST_P(AgentTest, ADestroyedPeerFailsTransfersNamingItAndAReloadedOneWorks) {
