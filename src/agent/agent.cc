@@ -333,19 +333,14 @@ std::shared_ptr<Xfer> Agent::prepare(MsgType type, const std::string& peer, std:
 PeerSource Agent::peerSourceOf(const Xfer& x, const std::map<uint32_t, const RegionInfo*>& remote) const {
   // Every range between device memory of one vendor on both sides, every local region exported.
   PeerSource s;
-  std::map<uint32_t, uint32_t> allocOf;  // local region -> index in s.allocs
+  // Index in s.allocs by handle: registrations in one allocation share its entry (the handle names it).
+  std::map<device::GpuRuntime::IpcHandle, uint32_t> allocOf;
   s.places.reserve(x.ranges.size());
   for (const Range& r : x.ranges) {
     const Registration& local = regions_.at(r.localRegion);
     if (!local.shared || !rma::isDevice(local.kind) || remote.at(r.remoteRegion)->kind != local.kind) return {};
-    auto [it, added] = allocOf.emplace(r.localRegion, 0);
-    if (added) {
-      // Registrations in one allocation share one entry (the handle names the allocation).
-      it->second = static_cast<uint32_t>(s.allocs.size());
-      for (uint32_t k = 0; k < s.allocs.size(); ++k)
-        if (s.allocs[k].handle == local.shared->handle) it->second = k;
-      if (it->second == s.allocs.size()) s.allocs.push_back(SourceAlloc{local.shared->handle, local.shared->allocBytes});
-    }
+    auto [it, added] = allocOf.emplace(local.shared->handle, static_cast<uint32_t>(s.allocs.size()));
+    if (added) s.allocs.push_back(SourceAlloc{local.shared->handle, local.shared->allocBytes});
     s.places.push_back(SourcePlace{it->second, local.shared->offset + r.localOffset});
   }
   return s;

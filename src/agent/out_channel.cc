@@ -262,23 +262,29 @@ void OutChannel::executeUnmap(Post& post, const Deadline& d) {
   mappedAtPeer_.erase(it);
 }
 
-bool OutChannel::executeCopiedByTarget(Post& post, const Deadline& d) {
+uint64_t OutChannel::sendRequest(const Post& post, uint32_t flags, const Deadline& d) {
   MsgHeader h;
   h.type = static_cast<uint32_t>(post.type);
   h.id = nextId_++;
-  h.flags = kCopiedByTarget;
+  h.flags = flags;
   h.nranges = post.remote.size();
   for (const WireRange& r : post.remote) h.totalBytes += r.bytes;
-  h.notifBytes = post.type == MsgType::Write ? static_cast<uint32_t>(post.notif.size()) : 0;
+  // A read's notification follows the data as a Notify of its own.
+  h.notifBytes = post.type != MsgType::Read ? static_cast<uint32_t>(post.notif.size()) : 0;
+  sock_.sendAll(&h, sizeof h, d, label_);
+  if (!post.remote.empty()) sock_.sendAll(post.remote.data(), post.remote.size() * sizeof(WireRange), d, label_);
+  if (h.notifBytes) sock_.sendAll(post.notif.data(), h.notifBytes, d, label_);
+  return h.id;
+}
+
+bool OutChannel::executeCopiedByTarget(Post& post, const Deadline& d) {
   const std::vector<unsigned char> source = encodeSource(post.source);
   // From here the target may map any of them, whatever it answers: each is closed at deregistration.
   for (const SourceAlloc& a : post.source.allocs)
     if (std::find(mappedAtPeer_.begin(), mappedAtPeer_.end(), a.handle) == mappedAtPeer_.end()) mappedAtPeer_.push_back(a.handle);
-  sock_.sendAll(&h, sizeof h, d, label_);
-  sock_.sendAll(post.remote.data(), post.remote.size() * sizeof(WireRange), d, label_);
-  if (h.notifBytes) sock_.sendAll(post.notif.data(), h.notifBytes, d, label_);
+  const uint64_t id = sendRequest(post, kCopiedByTarget, d);
   sock_.sendAll(source.data(), source.size(), d, label_);
-  const Reply reply = recvReply(h.id, d);
+  const Reply reply = recvReply(id, d);
   if (reply.status == kStatusCannotCopy) {
     HETCCL_INFO(log::kNet, "agent '", core_.name, "': ", label_,
                 " cannot map this agent's device memory: its transfers take the window or the socket from now on");
@@ -299,19 +305,10 @@ void OutChannel::execute(Post& post) {
     if (stopFlag_.load()) throw AbortedError(stopWhy_);
     if (post.cancel.load()) throw AbortedError("cancelled");
   };
-  MsgHeader h;
-  h.type = static_cast<uint32_t>(post.type);
-  h.id = nextId_++;
-  h.nranges = post.remote.size();
-  for (const WireRange& r : post.remote) h.totalBytes += r.bytes;
-  // A read's notification follows the data as a Notify of its own.
-  h.notifBytes = post.type != MsgType::Read ? static_cast<uint32_t>(post.notif.size()) : 0;
-  sock_.sendAll(&h, sizeof h, d, label_);
-  if (!post.remote.empty()) sock_.sendAll(post.remote.data(), post.remote.size() * sizeof(WireRange), d, label_);
-  if (h.notifBytes) sock_.sendAll(post.notif.data(), h.notifBytes, d, label_);
+  const uint64_t id = sendRequest(post, 0, d);
   if (post.type == MsgType::Write)
     PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, engine(), label_).send(post.local, d, poll);
-  checkReply(post, recvReply(h.id, d));
+  checkReply(post, recvReply(id, d));
   if (post.type != MsgType::Read) return;
   PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, engine(), label_).recv(post.local, d, poll);
   notifyAfterRead(post, d);

@@ -40,6 +40,8 @@ class OutChannel {
   CopyEngine* engine();
   bool closedByPeer() const;
   void execute(Post& post);
+  /// Sends `post`'s request (header with `flags`, range table, a write's or Notify's notification); its id.
+  uint64_t sendRequest(const Post& post, uint32_t flags, const Deadline& d);
   /// Sends `post` with kCopiedByTarget and takes the answer; false when the target could not map this
   /// side's memory (then nothing happened and the post goes the ordinary way).
   bool executeCopiedByTarget(Post& post, const Deadline& d);
