@@ -38,11 +38,14 @@
  * through a pair of shared-memory windows per connection (HETCCL_AGENT_WINDOW=auto|off; geometry
  * HETCCL_RMA_WINDOW_SLOTS x HETCCL_RMA_WINDOW_BYTES; device memory copied in and out by the copy
  * engines), the connection's socket carrying only requests, answers and notifications; elsewhere over
- * that tcp connection, device memory staged through pinned host memory. A transfer whose every range is
+ * that tcp connection, device memory staged through pinned host memory -- or, where HETCCL_UCX allows it
+ * on both agents (auto: the host lists an RDMA device and libucp loads; on: libucp loads; off), over UCX
+ * (RDMA with RDMA NICs), the socket then carrying requests, answers and notifications only. A transfer
+ * whose every range is
  * device memory of one vendor on both sides of one host is copied device to device by the target instead
  * (HETCCL_AGENT_IPC=auto|off): the target maps the initiator's allocations with the vendor's IPC handles
  * (exported at registration) and runs the copies itself; where the runtime refuses, the window serves.
- * Not built yet: ucx/RDMA between hosts (it exists for communicators: hetccl_rma.h).
+ * Not built yet: device memory handed to UCX directly (GPUDirect RDMA: it is staged through host memory).
  *
  * Errors: every function returns a hetcclResult_t; hetcclGetLastError(NULL) gives the calling thread's
  * last message. Bad arguments (null pointers, unknown names or region ids, ranges outside a

@@ -87,6 +87,9 @@ Agent::Agent(const std::string& name, const AgentOptions& options) {
   core_.notifyQueueMax = static_cast<size_t>(cfg.integer("HETCCL_RMA_NOTIFY_QUEUE", 1 << 10, 16 << 20));
   core_.memory.reset(makeMemoryAccess(options.device));
   core_.peerCopy = peerCopyWanted() && core_.memory->hasGpu() && core_.memory->gpu()->sharesMemory();
+  std::string noUcx;
+  core_.ucx = ucxAllowed(&noUcx);
+  if (core_.ucx) core_.net = std::make_unique<NetLinks>(name);
   if (core_.windows) {
     if (const size_t n = sweepOrphanWindows())
       HETCCL_INFO(log::kInit, "agent '", name, "': removed ", n, " window segment(s) of agents that died before their peer mapped them");
@@ -99,7 +102,8 @@ Agent::Agent(const std::string& name, const AgentOptions& options) {
   acceptThread_ = std::thread([this] { acceptLoop(); });
   HETCCL_INFO(log::kInit, "agent '", name, "' listening at ", address_, " (", core_.memory->hasGpu() ? "device and host" : "host",
               " memory; shared-memory windows with agents of this host ", core_.windows ? "on" : "off",
-              "; device-to-device copies with them ", core_.peerCopy ? "on" : "off", ")");
+              "; device-to-device copies with them ", core_.peerCopy ? "on" : "off", "; with agents of other hosts: ",
+              core_.ucx ? "ucx" : concat("tcp (", noUcx, ")"), ")");
 }
 
 Agent::~Agent() { stop(); }

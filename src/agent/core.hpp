@@ -56,6 +56,10 @@ struct AgentCore {
   /// HETCCL_AGENT_IPC allows device-to-device copies with agents of this host and the GPU runtime can
   /// share memory (peer_copy.hpp)
   bool peerCopy = false;
+  /// HETCCL_UCX allows the payload over UCX with agents of other hosts (net_link.hpp); `net` then holds
+  /// this agent's UCX transport and listener (created at the first such connection).
+  bool ucx = false;
+  std::unique_ptr<NetLinks> net;
   uint32_t windowSlots = 4;
   uint64_t windowSlotBytes = 4 << 20;
   size_t notifyQueueMax = 1 << 20;

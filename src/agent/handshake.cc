@@ -8,25 +8,27 @@
 #include "core/error.hpp"
 
 namespace hetccl::agent {
-namespace {
 
-using Bytes = std::vector<unsigned char>;
-
-void sendFrame(const net::Socket& sock, const Bytes& b, Deadline d, const std::string& peer) {
+void sendHandshakeFrame(const net::Socket& sock, const std::vector<unsigned char>& b, Deadline d, const std::string& peer) {
   const uint32_t n = static_cast<uint32_t>(b.size());
   sock.sendAll(&n, sizeof n, d, peer);
   sock.sendAll(b.data(), b.size(), d, peer);
 }
 
-Bytes recvFrame(const net::Socket& sock, Deadline d, const std::string& peer) {
+std::vector<unsigned char> recvHandshakeFrame(const net::Socket& sock, Deadline d, const std::string& peer) {
   uint32_t n = 0;
   sock.recvAll(&n, sizeof n, d, peer);
   if (n > kMaxHandshakeBytes)
     throw PeerError(-1, "", concat(peer, ": handshake message of ", n, " bytes (not a hetccl agent, or garbage)"));
-  Bytes b(n);
+  std::vector<unsigned char> b(n);
   sock.recvAll(b.data(), n, d, peer);
   return b;
 }
+
+namespace {
+
+
+using Bytes = std::vector<unsigned char>;
 
 std::span<const unsigned char> label(const char* s) { return {reinterpret_cast<const unsigned char*>(s), std::strlen(s)}; }
 
@@ -52,10 +54,11 @@ InitiatorOutcome initiatorHandshake(const net::Socket& sock, const bootstrap::Se
   hello.bytes(offer.expected);
   hello.bytes(nonce());
   hello.text(offer.name);
-  hello.put<uint32_t>((offer.wantWindows ? kWantWindows : 0) | (offer.offerPeerCopy ? kOfferPeerCopy : 0));
-  sendFrame(sock, hello.data(), deadline, peer);
+  hello.put<uint32_t>((offer.wantWindows ? kWantWindows : 0) | (offer.offerPeerCopy ? kOfferPeerCopy : 0) |
+                      (offer.offerUcx ? kOfferUcx : 0));
+  sendHandshakeFrame(sock, hello.data(), deadline, peer);
 
-  const Bytes challenge = recvFrame(sock, deadline, peer);
+  const Bytes challenge = recvHandshakeFrame(sock, deadline, peer);
   ByteReader c(challenge, "agent handshake (challenge)");
   const auto status = static_cast<HelloStatus>(c.get<uint32_t>());
   if (status == HelloStatus::NotThisIncarnation)
@@ -80,25 +83,26 @@ InitiatorOutcome initiatorHandshake(const net::Socket& sock, const bootstrap::Se
   std::vector<unsigned char> covered(challenge.begin(), challenge.end());
   covered.insert(covered.end(), named.begin(), named.end());
   proof.bytes(mac(key, "initiator", hello.data(), covered));
-  sendFrame(sock, proof.data(), deadline, peer);
+  sendHandshakeFrame(sock, proof.data(), deadline, peer);
 
-  const Bytes accept = recvFrame(sock, deadline, peer);
+  const Bytes accept = recvHandshakeFrame(sock, deadline, peer);
   ByteReader a(accept, "agent handshake (accept)");
   InitiatorOutcome out;
   const uint32_t accepted = a.get<uint32_t>();
   out.outWindowMapped = (accepted & kAcceptWindowMapped) != 0;
   out.peerCopy = offer.offerPeerCopy && (accepted & kAcceptPeerCopy) != 0;
+  out.ucx = offer.offerUcx && (accepted & kAcceptUcx) != 0;
   const std::string back = a.text(256);
   if (!back.empty() && offer.openBack) out.backWindowMapped = offer.openBack(back);
   ByteWriter ready;
   ready.put<uint32_t>(out.backWindowMapped ? 1 : 0);
-  sendFrame(sock, ready.data(), deadline, peer);
+  sendHandshakeFrame(sock, ready.data(), deadline, peer);
   return out;
 }
 
 TargetOutcome targetHandshake(const net::Socket& sock, const bootstrap::Secret& key, const TargetSide& side,
                               Deadline deadline, const std::string& from) {
-  const Bytes hello = recvFrame(sock, deadline, from);
+  const Bytes hello = recvHandshakeFrame(sock, deadline, from);
   ByteReader h(hello, "agent handshake (hello)");
   if (h.get<uint32_t>() != kHelloMagic) throw PeerError(-1, "", concat(from, ": not a hetccl agent hello"));
   const uint32_t version = h.get<uint32_t>();
@@ -119,12 +123,12 @@ TargetOutcome targetHandshake(const net::Socket& sock, const bootstrap::Secret& 
   challenge.bytes(nonce());
   const bootstrap::Mac m = mac(key, "target", hello, challenge.data());
   challenge.bytes(m);
-  sendFrame(sock, challenge.data(), deadline, from);
+  sendHandshakeFrame(sock, challenge.data(), deadline, from);
   if (status != HelloStatus::Ok)
     throw InvalidArgument(concat(from, " (agent '", out.peerName, "'): ",
                                  status == HelloStatus::BadVersion ? "another protocol version" : "stale metadata (an earlier incarnation of this agent)"));
 
-  const Bytes proof = recvFrame(sock, deadline, from);
+  const Bytes proof = recvHandshakeFrame(sock, deadline, from);
   ByteReader pr(proof, "agent handshake (proof)");
   const std::string outWindow = pr.text(256);
   const size_t named = pr.offset();
@@ -142,12 +146,14 @@ TargetOutcome targetHandshake(const net::Socket& sock, const bootstrap::Secret& 
   if (wantWindows && !outWindow.empty() && side.openOut) out.outWindowMapped = side.openOut(outWindow);
   const std::string back = wantWindows && side.createBack ? side.createBack() : std::string();
   out.peerCopy = (flags & kOfferPeerCopy) != 0 && side.acceptPeerCopy;
+  out.ucx = (flags & kOfferUcx) != 0 && side.acceptUcx && side.acceptUcx();
   ByteWriter accept;
-  accept.put<uint32_t>((out.outWindowMapped ? kAcceptWindowMapped : 0) | (out.peerCopy ? kAcceptPeerCopy : 0));
+  accept.put<uint32_t>((out.outWindowMapped ? kAcceptWindowMapped : 0) | (out.peerCopy ? kAcceptPeerCopy : 0) |
+                       (out.ucx ? kAcceptUcx : 0));
   accept.text(back);
-  sendFrame(sock, accept.data(), deadline, from);
+  sendHandshakeFrame(sock, accept.data(), deadline, from);
 
-  const Bytes ready = recvFrame(sock, deadline, from);
+  const Bytes ready = recvHandshakeFrame(sock, deadline, from);
   ByteReader r(ready, "agent handshake (ready)");
   out.backWindowMapped = r.get<uint32_t>() != 0;
   return out;

@@ -35,6 +35,7 @@ void InChannel::run() {
     TargetSide side;
     side.self = core_.incarnation;
     side.acceptPeerCopy = core_.peerCopy;
+    side.acceptUcx = [&] { return core_.ucx; };
     side.openOut = [&](const std::string& name) {
       try {
         out_ = rma::Window::open(name, 0, 1, core_.memory->gpu());
@@ -55,9 +56,10 @@ void InChannel::run() {
         return {};
       }
     };
-    const TargetOutcome o =
-        targetHandshake(sock_, core_.key, side, Deadline::afterMs(std::min(core_.timeoutMs, kHandshakeMs)), label_);
+    const Deadline handshakeEnd = Deadline::afterMs(std::min(core_.timeoutMs, kHandshakeMs));
+    const TargetOutcome o = targetHandshake(sock_, core_.key, side, handshakeEnd, label_);
     authenticated_.store(true);
+    if (o.ucx) net_ = core_.net->answer(sock_, handshakeEnd, concat("agent '", o.peerName, "' (", label_, ")"), "");
     if (!o.outWindowMapped) out_.reset();
     if (!o.backWindowMapped) back_.reset();
     peerName_ = o.peerName;
@@ -70,6 +72,7 @@ void InChannel::run() {
     HETCCL_WARN(log::kNet, "agent '", core_.name, "': ", label_, " ended: internal error: ", e.what());
   }
   copier_.reset();  // closes every mapping of the initiator's memory (its deregistration may rely on it)
+  net_.close();
   {
     std::lock_guard<std::mutex> lock(mu_);
     sock_.close();
@@ -189,14 +192,14 @@ void InChannel::serveTransfer(const MsgHeader& h) {
   };
   if (isWrite) {
     // Refused: drained (segments without memory) so that the connection stays in step.
-    PayloadLink(sock_, out_.get(), *core_.memory, engine(), label_).recv(segments, d, poll);
+    PayloadLink(sock_, out_.get(), *core_.memory, engine(), label_, &net_).recv(segments, d, poll);
     // Every byte is in place (host stores done, device copies complete): only now the notification.
     if (reply.status == 0) queueWriteNote(std::move(notif), d);
     sendReply(reply, d);
     return;
   }
   sendReply(reply, d);
-  if (reply.status == 0) PayloadLink(sock_, back_.get(), *core_.memory, engine(), label_).send(segments, d, poll);
+  if (reply.status == 0) PayloadLink(sock_, back_.get(), *core_.memory, engine(), label_, &net_).send(segments, d, poll);
 }
 
 void InChannel::serveCopy(const MsgHeader& h, std::vector<WireRange> table, std::vector<unsigned char> notif) {

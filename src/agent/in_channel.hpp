@@ -60,6 +60,7 @@ class InChannel {
   std::string label_;  ///< "agent 'NAME' (connection from ADDRESS)" once known
   std::string peerName_;
   std::unique_ptr<rma::Window> out_, back_;  ///< the initiator's window (we read) and ours (we write)
+  NetPair net_;  ///< the payload over UCX (agreed in the handshake, else empty)
   std::mutex mu_;
   bool stopped_ = false;
   std::atomic<bool> finished_{false};

@@ -152,6 +152,7 @@ void OutChannel::connect() {
   std::unique_ptr<rma::Window> out, back;
   offer.wantWindows = core_.windows && peer_.hostId == core_.hostId;
   offer.offerPeerCopy = core_.peerCopy && peer_.hostId == core_.hostId;
+  offer.offerUcx = core_.ucx && peer_.hostId != core_.hostId;
   offer.createOut = [&]() -> std::string {
     try {
       const std::string name = newWindowName();
@@ -183,9 +184,11 @@ void OutChannel::connect() {
   out_ = outMapped_ ? std::move(out) : nullptr;
   back_ = backMapped_ ? std::move(back) : nullptr;
   peerCopy_ = o.peerCopy && !peerCopyRefused_;
+  if (o.ucx) net_ = core_.net->initiate(sock_, deadline, label_, peer_.hostId);
+  const char* over = net_ ? "over ucx" : "over tcp";
   HETCCL_INFO(log::kNet, "agent '", core_.name, "': connected to ", label_, "; data ",
-              outMapped_ ? "written through a shared-memory window" : "written over tcp", ", ",
-              backMapped_ ? "read through a shared-memory window" : "read over tcp",
+              outMapped_ ? std::string("written through a shared-memory window") : concat("written ", over), ", ",
+              backMapped_ ? std::string("read through a shared-memory window") : concat("read ", over),
               peerCopy_ ? "; device memory copied device to device by the target" : "");
 }
 
@@ -204,6 +207,7 @@ CopyEngine* OutChannel::engine() {
 void OutChannel::disconnect() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   sock_.close();
+  net_.close();
   out_.reset();
   back_.reset();
   outMapped_ = backMapped_ = peerCopy_ = false;
@@ -307,10 +311,10 @@ void OutChannel::execute(Post& post) {
   };
   const uint64_t id = sendRequest(post, 0, d);
   if (post.type == MsgType::Write)
-    PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, engine(), label_).send(post.local, d, poll);
+    PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, engine(), label_, &net_).send(post.local, d, poll);
   checkReply(post, recvReply(id, d));
   if (post.type != MsgType::Read) return;
-  PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, engine(), label_).recv(post.local, d, poll);
+  PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, engine(), label_, &net_).recv(post.local, d, poll);
   notifyAfterRead(post, d);
 }
 

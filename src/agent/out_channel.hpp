@@ -67,6 +67,7 @@ class OutChannel {
   net::Socket sock_;                      // the thread's; shut down by stop() under mu_
   std::unique_ptr<rma::Window> out_, back_;  // the thread's
   bool outMapped_ = false, backMapped_ = false;
+  NetPair net_;  ///< the payload over UCX (the thread's; agreed in the handshake, else empty)
   bool peerCopy_ = false;         ///< this connection's target copies device memory itself (handshake)
   bool peerCopyRefused_ = false;  ///< it could not map this side's memory once: not asked again (channel's life)
   /// The allocations this connection's target may hold a mapping of (sent in a request since it opened).

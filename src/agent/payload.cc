@@ -4,8 +4,10 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <deque>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -18,6 +20,9 @@ namespace {
 /// device ranges go through a staging buffer of kStageBytes.
 constexpr uint64_t kDirectBytes = 64 * 1024;
 constexpr uint64_t kStageBytes = 1 << 20;
+/// The UCX path: the largest piece of one range, and how many pieces are in flight at once.
+constexpr uint64_t kNetPieceBytes = 4 << 20;
+constexpr size_t kNetInFlight = 4;
 
 uint64_t totalOf(std::span<const Segment> segments) {
   uint64_t t = 0;
@@ -29,19 +34,63 @@ uint64_t totalOf(std::span<const Segment> segments) {
 /// taken at the first use and given back at the end of the payload.
 class Stage {
  public:
-  explicit Stage(rma::MemoryAccess& memory) : memory_(memory) {}
+  explicit Stage(rma::MemoryAccess& memory, uint64_t bytes = kStageBytes) : memory_(memory), bytes_(bytes) {}
   ~Stage() {
     if (buf_.data) memory_.recycle(buf_);
   }
   unsigned char* get() {
-    if (!buf_.data) buf_ = memory_.staging(kStageBytes);
+    if (!buf_.data) buf_ = memory_.staging(bytes_);
     return buf_.data;
   }
 
  private:
   rma::MemoryAccess& memory_;
+  uint64_t bytes_;
   rma::MemoryAccess::Buffer buf_;
 };
+
+/// One message of the UCX path: `bytes` of the stream from range `seg` at `off`; `single`: all of it in
+/// that range.
+struct NetPiece {
+  size_t seg = 0;
+  uint64_t off = 0;
+  uint64_t bytes = 0;
+  bool single = false;
+};
+
+/// The pieces of the stream, from the ranges' sizes alone (both sides must cut it alike).
+std::vector<NetPiece> netPieces(std::span<const Segment> segments) {
+  std::vector<NetPiece> pieces;
+  size_t seg = 0;
+  uint64_t off = 0;
+  while (seg < segments.size()) {
+    const uint64_t size = segments[seg].bytes;
+    if (size == 0) {
+      ++seg;
+    } else if (size >= kDirectBytes) {
+      const uint64_t n = std::min(kNetPieceBytes, size - off);
+      pieces.push_back(NetPiece{seg, off, n, true});
+      off += n;
+      if (off == size) {
+        ++seg;
+        off = 0;
+      }
+    } else {
+      NetPiece p{seg, off, 0, false};
+      while (seg < segments.size() && segments[seg].bytes < kDirectBytes && p.bytes < kStageBytes) {
+        const uint64_t take = std::min(kStageBytes - p.bytes, segments[seg].bytes - off);
+        p.bytes += take;
+        off += take;
+        if (off == segments[seg].bytes) {
+          ++seg;
+          off = 0;
+        }
+      }
+      pieces.push_back(p);
+    }
+  }
+  return pieces;
+}
 
 }  // namespace
 
@@ -96,7 +145,8 @@ void PayloadLink::idle(uint64_t& round, Deadline deadline, const std::function<v
       if (got > 0) throw PeerError(-1, "", concat(peer_, ": unexpected message while waiting for ", what));
     }
     if (deadline.expired())
-      throw TimeoutError(-1, "", concat(peer_, ": no progress through the shared-memory window (", what, ")"));
+      throw TimeoutError(-1, "", concat(peer_, ": no progress ", window_ ? "through the shared-memory window" : "over ucx", " (",
+                                        what, ")"));
   }
   if (i < 20000) std::this_thread::yield();
   else std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -145,6 +195,65 @@ void PayloadLink::pumpWindow(std::span<const Segment> segments, Deadline deadlin
     }
     if (progress) round = 0;
     else idle(round, deadline, poll, sending ? "a free window slot" : "the next chunk of the payload");
+  }
+}
+
+void PayloadLink::pumpNet(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll,
+                          bool sending) {
+  const std::vector<NetPiece> pieces = netPieces(segments);
+  std::vector<std::unique_ptr<Stage>> stages;
+  for (size_t i = 0; i < kNetInFlight; ++i) stages.push_back(std::make_unique<Stage>(memory_, kNetPieceBytes));
+  // Leaving with an exception: UCX must let go of every buffer first (the connection is closed after it).
+  struct Abandon {
+    NetPair* net;
+    ~Abandon() {
+      if (std::uncaught_exceptions() > 0) net->close();
+    }
+  } abandon{net_};
+  struct Flight {
+    transport::Request request;
+    size_t piece;
+    int stage;  ///< staging buffer, -1: in place
+  };
+  std::deque<Flight> flying;  // in order: completed in order, so piece k reuses the stage of piece k - kNetInFlight
+  size_t next = 0;
+  uint64_t round = 0;
+  while (next < pieces.size() || !flying.empty()) {
+    bool progress = false;
+    while (!flying.empty() && (sending ? net_->send->test(flying.front().request) : net_->recv->test(flying.front().request))) {
+      const Flight f = flying.front();
+      flying.pop_front();
+      if (!sending && f.stage >= 0) {  // scatter (device copies complete on return)
+        size_t seg = pieces[f.piece].seg;
+        uint64_t off = pieces[f.piece].off;
+        move(segments, seg, off, stages[f.stage]->get(), pieces[f.piece].bytes, false);
+      }
+      progress = true;
+    }
+    if (next < pieces.size() && flying.size() < kNetInFlight) {
+      poll();
+      const NetPiece& p = pieces[next];
+      const Segment& s = segments[p.seg];
+      Flight f{0, next, -1};
+      unsigned char* at = nullptr;
+      if (p.single && s.data && !rma::isDevice(s.kind)) {
+        at = s.data + p.off;
+      } else {
+        f.stage = static_cast<int>(next % kNetInFlight);
+        at = stages[f.stage]->get();
+        if (sending) {
+          size_t seg = p.seg;
+          uint64_t off = p.off;
+          move(segments, seg, off, at, p.bytes, true);
+        }
+      }
+      f.request = sending ? net_->send->isend(at, p.bytes) : net_->recv->irecv(at, p.bytes);
+      flying.push_back(f);
+      ++next;
+      progress = true;
+    }
+    if (progress) round = 0;
+    else idle(round, deadline, poll, sending ? "the peer to take the payload" : "the next piece of the payload");
   }
 }
 
@@ -200,11 +309,13 @@ void PayloadLink::pumpSocket(std::span<const Segment> segments, Deadline deadlin
 
 void PayloadLink::send(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll) {
   if (window_) pumpWindow(segments, deadline, poll, true);
+  else if (net_ && *net_) pumpNet(segments, deadline, poll, true);
   else pumpSocket(segments, deadline, poll, true);
 }
 
 void PayloadLink::recv(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll) {
   if (window_) pumpWindow(segments, deadline, poll, false);
+  else if (net_ && *net_) pumpNet(segments, deadline, poll, false);
   else pumpSocket(segments, deadline, poll, false);
 }
 

@@ -1,5 +1,5 @@
 // The payload of one transfer: the bytes of its ranges, in table order, as one stream that crosses
-// either the connection's socket or one of its shared-memory windows (rma::Window: slots the sender
+// the connection's socket, its pair of UCX connections (net_link.hpp) or one of its shared-memory windows (rma::Window: slots the sender
 // fills and publishes, the receiver copies out and releases). Both sides walk the same ranges in the
 // same order and cut the stream into chunks of at most a slot, so no chunk needs a header.
 // Host memory is sent from / received into place (small ranges gathered into a staging buffer first);
@@ -10,6 +10,11 @@
 // back instead of one synchronisation each. Every wait has the transfer's deadline; `poll` is called
 // between chunks and while waiting (it throws to stop: cancel, agent destroyed). While waiting on a
 // window, a socket that becomes readable (the peer closed it or died) fails the transfer at once.
+// Over UCX the stream is cut into messages that depend only on the ranges' sizes, so both sides cut it
+// alike (the transport requires equal sizes): a range of kDirectBytes or more in pieces of at most
+// kNetPieceBytes, shorter ranges gathered into one piece of at most kStageBytes. A piece that is host
+// memory on this side is sent from / received into place (zero copy where UCX uses RDMA rendezvous); the
+// others go through one of kNetInFlight staging buffers. Up to kNetInFlight pieces are in flight.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/net_link.hpp"
 #include "core/deadline.hpp"
 #include "device/gpu_runtime.hpp"
 #include "net/socket.hpp"
@@ -42,10 +48,11 @@ using CopyEngine = rma::CopyEngine;
 
 class PayloadLink {
  public:
-  /// `window` nullptr: the socket carries the payload. `engine` nullptr (no GPU): window copies are
-  /// synchronous. `peer` names the other side in errors.
-  PayloadLink(const net::Socket& sock, rma::Window* window, rma::MemoryAccess& memory, CopyEngine* engine, std::string peer)
-      : sock_(sock), window_(window), memory_(memory), engine_(engine), peer_(std::move(peer)) {}
+  /// `window` nullptr: `net` carries the payload when given, else the socket. `engine` nullptr (no GPU):
+  /// window copies are synchronous. `peer` names the other side in errors.
+  PayloadLink(const net::Socket& sock, rma::Window* window, rma::MemoryAccess& memory, CopyEngine* engine, std::string peer,
+              NetPair* net = nullptr)
+      : sock_(sock), window_(window), memory_(memory), engine_(engine), peer_(std::move(peer)), net_(net) {}
 
   void send(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
   void recv(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
@@ -58,6 +65,8 @@ class PayloadLink {
             void* stream = nullptr);
   /// The window path: chunks pipelined through the slots (see the top of this file).
   void pumpWindow(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll, bool sending);
+  /// The UCX path (see the top of this file).
+  void pumpNet(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll, bool sending);
   /// The socket path.
   void pumpSocket(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll, bool sending);
   /// One idle round of a window wait: spins, then yields, then sleeps 20 us; every 64 rounds checks
@@ -70,6 +79,7 @@ class PayloadLink {
   rma::MemoryAccess& memory_;
   CopyEngine* engine_;
   std::string peer_;
+  NetPair* net_;
 };
 
 }  // namespace hetccl::agent

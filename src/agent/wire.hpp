@@ -19,6 +19,12 @@
 // when T will map I's allocations and copy between them and its own device memory itself. An agent
 // that does not know these bits never sets them, so both ends of a connection agree.
 //
+// Payload over UCX (net_link.hpp): I's Hello may carry kOfferUcx (agents of different hosts, HETCCL_UCX
+// allows it); T's Accept then sets kAcceptUcx when T allows it too. After Ready, I sends its UCX frame
+// (kNetMagic), T answers with its own; both connect to the other's listener, then accept the other's
+// connection. A connection with UCX carries every payload (and nothing else) over those two UCX
+// connections, cut into the same pieces on both sides (payload.hpp).
+//
 // Requests (I -> T): a MsgHeader, then nranges WireRange (the target's side of each range), then
 // notifBytes of notification, then for a Write the payload: the ranges' bytes in table order, over the
 // socket or, when the connection has I's window, through it in chunks of at most a slot (payload.hpp).
@@ -49,8 +55,13 @@ inline constexpr uint32_t kMsgMagic = 0x4d474148;  // "HAGM" on requests and rep
 inline constexpr size_t kMaxHandshakeBytes = 4096;
 inline constexpr uint32_t kWantWindows = 1;    ///< Hello flags
 inline constexpr uint32_t kOfferPeerCopy = 2;  ///< Hello flags
+inline constexpr uint32_t kOfferUcx = 4;       ///< Hello flags
 inline constexpr uint32_t kAcceptWindowMapped = 1;  ///< Accept's first word
 inline constexpr uint32_t kAcceptPeerCopy = 2;      ///< Accept's first word
+inline constexpr uint32_t kAcceptUcx = 4;           ///< Accept's first word
+/// The UCX set-up frame after Ready (net_link.hpp), each side one: magic, the listener's transport
+/// Handle (128 bytes), the sender rank (i32) and token (u64) the other side must present.
+inline constexpr uint32_t kNetMagic = 0x55474148;  // "HAGU"
 inline constexpr uint32_t kCopiedByTarget = 1;  ///< MsgHeader flags
 /// Reply status (beside rma::Status): the target could not map the initiator's allocations.
 inline constexpr uint32_t kStatusCannotCopy = 100;

@@ -47,7 +47,7 @@ constexpr std::array kVariables{
     ConfigVar{"HETCCL_TRANSPORT", "", "auto",
               "transport between ranks: auto (shm on one host; between hosts ucx where HETCCL_UCX allows it, else tcp), shm, tcp, ucx (every pair, one host included)"},
     ConfigVar{"HETCCL_UCX", "", "auto",
-              "ucx transport under HETCCL_TRANSPORT=auto: auto (between two hosts that both have an RDMA device and load libucp; without RDMA, UCX would run over tcp, slower than hetccl's tcp), on (between hosts whenever libucp loads, RDMA or not; a rank without a usable UCX fails init), off (tcp between hosts)"},
+              "ucx transport under HETCCL_TRANSPORT=auto: auto (between two hosts that both have an RDMA device and load libucp; without RDMA, UCX would run over tcp, slower than hetccl's tcp), on (between hosts whenever libucp loads, RDMA or not; a rank without a usable UCX fails init), off (tcp between hosts). Agents (hetccl_agent.h) follow it for their payload to agents of other hosts; one whose peer does not allow it uses tcp"},
     ConfigVar{"HETCCL_RDMA_SYSFS", "", "/sys/class/infiniband",
               "directory listing the host's RDMA devices (InfiniBand, RoCE, iWARP); HETCCL_UCX=auto uses ucx between two hosts only when it lists a device on both"},
     ConfigVar{"HETCCL_UCX_LIB", "", "", "path of the libucp the ucx transport opens (default: libucp.so.0 from the dynamic loader's search path)"},

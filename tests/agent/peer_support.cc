@@ -137,8 +137,8 @@ void checkDataPath(const Ctx& c, const char* when) {
   std::fclose(f);
   if (path == "window" && shm == 0)
     die("%s: no shared-memory segment is mapped: the data did not go through the window path", when);
-  if (path == "tcp" && shm != 0)
-    die("%s: %d shared-memory mappings with HETCCL_AGENT_WINDOW=off: the window path was used", when, shm);
+  if (path != "window" && shm != 0)
+    die("%s: %d shared-memory mappings on the %s path: the window path was used", when, shm, path.c_str());
   note("%s: %s path (%d shared-memory mappings)", when, path.c_str(), shm);
 }
 

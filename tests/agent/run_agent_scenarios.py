@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Scenarios of the agent API (include/hetccl/hetccl_agent.h): each agent a process of agent_peer.
 
-Usage: run_agent_scenarios.py --bin AGENT_PEER [--path window|tcp] [--keep] SCENARIO
+Usage: run_agent_scenarios.py --bin AGENT_PEER [--path window|tcp|ucx] [--keep] SCENARIO
        run_agent_scenarios.py --list
 
 One scenario per invocation (one CTest test each, tests/agent/CMakeLists.txt). --path window (the default, agents
-of one host: shared-memory windows) or tcp (HETCCL_AGENT_WINDOW=off for every process). Every agent listens on
+of one host: shared-memory windows), tcp (HETCCL_AGENT_WINDOW=off for every process) or ucx (every agent on a
+"host" of its own, HETCCL_HOST_ID=agent-host-NAME, with HETCCL_UCX=on and UCX_TLS=tcp, as between real hosts:
+the payload crosses UCX, the requests the agents' tcp sockets; exit status 77 where libucp.so.0 is not
+installed; every process logs at INFO, and the scenario fails unless the logs show connections whose payload
+crossed ucx and none whose payload crossed tcp). Every agent listens on
 127.0.0.1:0 (but in "stale", where the restarted target must come back on its old address: a port this driver
 picks), uses the fixed test secret below and publishes its metadata into a fresh temporary directory. The
 processes check their data themselves (agent_peer.cc says how); this driver starts them, kills, stops or
@@ -106,6 +110,8 @@ class Scenario:
         env = {k: v for k, v in os.environ.items() if not k.startswith("HETCCL_") or k in KEEP_ENV}
         if self.path == "tcp":
             env["HETCCL_AGENT_WINDOW"] = "off"
+        if self.path == "ucx":
+            env.update(HETCCL_UCX="on", UCX_TLS="tcp", HETCCL_DEBUG="INFO", HETCCL_DEBUG_SUBSYS="NET")
         for k, v in (extra or {}).items():
             if v is None:
                 env.pop(k, None)
@@ -120,6 +126,9 @@ class Scenario:
         for k, v in opts.items():
             args += ["--" + k.replace("_", "-"), str(v)]
         log_path = os.path.join(self.dir, label + ".log")
+        env = dict(env or {})
+        if self.path == "ucx":
+            env.setdefault("HETCCL_HOST_ID", "agent-host-" + name)
         with open(log_path, "wb") as log:
             popen = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=self.env(env))
         tag = "agent_peer %s/%s %s" % (args[3], role, name)
@@ -356,10 +365,34 @@ SCENARIOS = {
 }
 
 
+def ucx_installed():
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    except OSError:
+        return False
+    return "libucp.so.0 " in out
+
+
+def check_ucx_logs(s):
+    """The ucx path was taken: every connection an initiator made (HETCCL_DEBUG=INFO: "connected to ...")
+    moved its payload over ucx, and its set-up says so on both ends ("payload with ... over ucx")."""
+    lines = "".join(p.log() for p in s.procs).splitlines()
+    connected = [l for l in lines if "connected to agent" in l]
+    over_tcp = [l for l in connected if "over tcp" in l]
+    if over_tcp:
+        raise Failed("a connection's payload crossed tcp on the ucx path: %s" % over_tcp[0])
+    set_up = [l for l in lines if "payload with" in l and l.endswith(" over ucx")]
+    if len(set_up) < 2 * len(connected):
+        raise Failed("%d connection(s) but %d ucx set-up line(s) (2 per connection expected)" % (len(connected), len(set_up)))
+    if s.name not in ("forged", "badargs") and not connected:
+        raise Failed("no connection was made")
+    print("ucx path: %d connection(s), %d ucx set-up line(s), none over tcp" % (len(connected), len(set_up)), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", help="the agent_peer executable")
-    ap.add_argument("--path", choices=("window", "tcp"), default="window")
+    ap.add_argument("--path", choices=("window", "tcp", "ucx"), default="window")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("scenario", nargs="?")
@@ -371,6 +404,9 @@ def main():
         ap.print_usage()
         print("scenarios: " + ", ".join(SCENARIOS))
         return 2
+    if args.path == "ucx" and not ucx_installed():
+        print("SKIP: libucp.so.0 is not installed (Debian: libucx0)")
+        return 77
     workdir = tempfile.mkdtemp(prefix="hetccl-agent-%s-%s-" % (args.scenario, args.path))
     s = Scenario(os.path.abspath(args.bin), args.path, workdir, args.scenario)
     print("scenario %s, %s path%s, in %s" % (args.scenario, args.path,
@@ -379,6 +415,8 @@ def main():
     failure = None
     try:
         SCENARIOS[args.scenario](s)
+        if args.path == "ucx":
+            check_ucx_logs(s)
     except Failed as e:
         failure = str(e)
     finally:

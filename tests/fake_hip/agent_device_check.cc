@@ -1,11 +1,12 @@
 // agent_device_check: agents (hetccl_agent.h) on HIP device memory, on the fake HIP runtime -- the device
 // paths of src/agent: chunks pipelined through the shared-memory windows by the copy engine (events per
 // chunk; HETCCL_RMA_WINDOW_SLOTS/BYTES made small so that every transfer wraps the window many times) and,
-// with HETCCL_AGENT_WINDOW=off, device memory staged through pinned memory over tcp; with AGENT_CHECK_PATH=ipc
+// with HETCCL_AGENT_WINDOW=off, device memory staged through pinned memory over tcp (with AGENT_CHECK_PATH=ucx,
+// the processes on two "hosts", over UCX: device ranges staged, host ones in place); with AGENT_CHECK_PATH=ipc
 // (HETCCL_AGENT_IPC=auto), device-to-device copies by the target through the runtime's IPC handles.
 // A forked "prefill" process registers two device regions (a source with a pattern, a destination) and
 // hands its blob to the parent "decode" through a pipe. Decode, whose local memory is a device region
-// and a host region, reads about 670 ranges of random sizes tiling the source (alternately into the two local regions) with
+// and a host region, reads about 160 ranges of random sizes (1 B to 460 KiB) tiling the source (alternately into the two local regions) with
 // a notification; then writes another pattern from both local regions into prefill's destination with a
 // notification, at whose arrival prefill copies its destination to the host and checks every byte.
 // Decode checks every byte it read. The path is checked through the fake runtime's own counters: prefill
@@ -186,12 +187,14 @@ int decode(int blobFd) {
   char peer[HETCCL_AGENT_NAME_MAX + 1];
   if (hetcclAgentLoadRemote(a, blob.data(), blob.size(), peer)) return fail("load");
 
-  // Ranges tiling the source in random sizes (about 670), alternately into the device and the host region at the
+  // Ranges tiling the source in random sizes (about 160), alternately into the device and the host region at the
   // same offsets (so each local byte is written once).
   std::mt19937_64 rng(20261129);
   std::vector<hetcclAgentRange_t> ranges;
   for (size_t at = 0; at < kRegionBytes;) {
-    const size_t n = std::min<size_t>(kRegionBytes - at, 1 + rng() % (rng() % 8 == 0 ? 60000 : 1500));
+    // Mostly short; about one in 24 of 64 KiB or more (long ranges move in place or in pieces of their own).
+    const uint64_t kind = rng() % 24;
+    const size_t n = std::min<size_t>(kRegionBytes - at, kind == 0 ? 65536 + rng() % 400000 : 1 + rng() % (kind < 4 ? 60000 : 1500));
     ranges.push_back({ranges.size() % 2 ? idHost : idDev, ids[0], at, at, n});
     at += n;
   }
@@ -250,11 +253,16 @@ int main() {
   alarm(120);
   int p[2];
   if (pipe(p)) return 2;
+  // AGENT_CHECK_PATH=ucx: the two processes on "hosts" of their own (their payload then crosses UCX).
+  const char* path = std::getenv("AGENT_CHECK_PATH");
+  const bool hosts = path && std::strcmp(path, "ucx") == 0;
   const pid_t child = fork();  // before any HIP call: each process loads the runtime itself
   if (child == 0) {
     close(p[0]);
+    if (hosts) setenv("HETCCL_HOST_ID", "agent-check-prefill", 1);
     return prefill(p[1]);
   }
   close(p[1]);
+  if (hosts) setenv("HETCCL_HOST_ID", "agent-check-decode", 1);
   return decode(p[0]);
 }

@@ -38,11 +38,13 @@ struct Outcome {
   TargetOutcome target;
   bool targetMapped = false;      ///< the target's openOut was called
   bool initiatorCreated = false;  ///< the initiator's createOut was called
+  int ucxAsked = 0;               ///< how often the target's acceptUcx was called
   std::string backOpened;
 };
 
 Outcome handshake(const bootstrap::Secret& ikey, const bootstrap::Secret& tkey, const Incarnation& expected, const Incarnation& actual,
-                  bool offerCopy = false, bool acceptCopy = false, const std::string& outWindow = "/initiator-window") {
+                  bool offerCopy = false, bool acceptCopy = false, const std::string& outWindow = "/initiator-window",
+                  bool offerUcx = false, bool acceptUcx = false) {
   Pair p;
   Outcome run;
   InitiatorOffer offer;
@@ -51,6 +53,7 @@ Outcome handshake(const bootstrap::Secret& ikey, const bootstrap::Secret& tkey, 
   offer.expected = expected;
   offer.wantWindows = true;
   offer.offerPeerCopy = offerCopy;
+  offer.offerUcx = offerUcx;
   offer.createOut = [&] {
     run.initiatorCreated = true;
     return outWindow;
@@ -62,6 +65,10 @@ Outcome handshake(const bootstrap::Secret& ikey, const bootstrap::Secret& tkey, 
   TargetSide side;
   side.self = actual;
   side.acceptPeerCopy = acceptCopy;
+  side.acceptUcx = [&] {
+    ++run.ucxAsked;
+    return acceptUcx;
+  };
   side.openOut = [&](const std::string& n) {
     run.targetMapped = true;
     return n == "/initiator-window";
@@ -113,6 +120,31 @@ TEST(AgentHandshake, DeviceCopiesAreAgreedOnlyWhenOfferedAndAcceptedIndependentl
         EXPECT_EQ(r.initiator.outWindowMapped, window == "/initiator-window");  // the Accept's bits do not mix
         EXPECT_EQ(r.target.outWindowMapped, window == "/initiator-window");
       }
+}
+
+TEST(AgentHandshake, UcxIsAgreedOnlyWhenOfferedAndAcceptedAndAskedOnlyWhenOffered) {
+  const auto key = keyOf("one deployment's secret");
+  for (const bool offer : {false, true})
+    for (const bool accept : {false, true})
+      for (const bool copy : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "offer " << offer << ", accept " << accept << ", device copies " << copy);
+        const Outcome r = handshake(key, key, inc(7), inc(7), copy, copy, "/initiator-window", offer, accept);
+        ASSERT_EQ(r.initiatorError, "");
+        ASSERT_EQ(r.targetError, "");
+        EXPECT_EQ(r.initiator.ucx, offer && accept);
+        EXPECT_EQ(r.target.ucx, offer && accept);
+        EXPECT_EQ(r.ucxAsked, offer ? 1 : 0);
+        EXPECT_EQ(r.initiator.peerCopy, copy);  // the Accept's bits do not mix
+        EXPECT_TRUE(r.initiator.outWindowMapped);
+      }
+}
+
+TEST(AgentHandshake, UcxIsNeverAskedForBeforeTheInitiatorProvedTheSecret) {
+  const Outcome r = handshake(keyOf("another deployment's secret"), keyOf("one deployment's secret"), inc(7), inc(7), false,
+                              false, "/initiator-window", true, true);
+  EXPECT_NE(r.targetError, "");
+  EXPECT_EQ(r.ucxAsked, 0);
+  EXPECT_FALSE(r.initiator.ucx);
 }
 
 TEST(AgentHandshake, AnotherSecretAtTheTargetFailsTheInitiator) {
