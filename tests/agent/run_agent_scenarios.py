@@ -7,8 +7,8 @@ Usage: run_agent_scenarios.py --bin AGENT_PEER [--path window|tcp|ucx] [--keep] 
 One scenario per invocation (one CTest test each, tests/agent/CMakeLists.txt). --path window (the default, agents
 of one host: shared-memory windows), tcp (HETCCL_AGENT_WINDOW=off for every process) or ucx (every agent on a
 "host" of its own, HETCCL_HOST_ID=agent-host-NAME, with HETCCL_UCX=on and UCX_TLS=tcp, as between real hosts:
-the payload crosses UCX, the requests the agents' tcp sockets; exit status 77 where libucp.so.0 is not
-installed; every process logs at INFO, and the scenario fails unless the logs show connections whose payload
+the payload crosses UCX, the requests the agents' tcp sockets; CTest runs it through tests/mp/ucx_or_skip.sh,
+which skips where libucp.so.0 is not installed; every process logs at INFO, and the scenario fails unless the logs show connections whose payload
 crossed ucx and none whose payload crossed tcp). Every agent listens on
 127.0.0.1:0 (but in "stale", where the restarted target must come back on its old address: a port this driver
 picks), uses the fixed test secret below and publishes its metadata into a fresh temporary directory. The
@@ -365,14 +365,6 @@ SCENARIOS = {
 }
 
 
-def ucx_installed():
-    try:
-        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
-    except OSError:
-        return False
-    return "libucp.so.0 " in out
-
-
 def check_ucx_logs(s):
     """The ucx path was taken: every connection an initiator made (HETCCL_DEBUG=INFO: "connected to ...")
     moved its payload over ucx, and its set-up says so on both ends ("payload with ... over ucx")."""
@@ -404,9 +396,6 @@ def main():
         ap.print_usage()
         print("scenarios: " + ", ".join(SCENARIOS))
         return 2
-    if args.path == "ucx" and not ucx_installed():
-        print("SKIP: libucp.so.0 is not installed (Debian: libucx0)")
-        return 77
     workdir = tempfile.mkdtemp(prefix="hetccl-agent-%s-%s-" % (args.scenario, args.path))
     s = Scenario(os.path.abspath(args.bin), args.path, workdir, args.scenario)
     print("scenario %s, %s path%s, in %s" % (args.scenario, args.path,

@@ -11,7 +11,7 @@ export AGENT_CHECK_PATH=$2 HETCCL_AGENT_IPC=off
 [[ $2 == tcp ]] && export HETCCL_AGENT_WINDOW=off
 [[ $2 == ipc ]] && export HETCCL_AGENT_IPC=auto
 if [[ $2 != ucx ]]; then exec "$build/tests/fake_hip/agent_device_check"; fi
-if [[ $(ldconfig -p 2>/dev/null) != *'libucp.so.0 '* ]]; then echo "libucp.so.0 not installed: skipped"; exit 77; fi
+bash "$(dirname "$0")/../mp/ucx_or_skip.sh" true || exit 77  # prints why
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rc=0
