@@ -1,6 +1,7 @@
 // Agent smoke test and host-memory latency/bandwidth probe (two agents in one process, 127.0.0.1): a write of
 // three ranges with a notification, a read back with one, an out-of-bounds prepare refused, then 2000
-// 64-byte write round trips (post + wait) and 20 reads of 16 MiB. Run with HETCCL_AGENT_WINDOW=off for tcp.
+// 64-byte write round trips (post + wait), bursts of 32 writes of 64 B / 4 KiB / 256 KiB posted together then
+// waited (each checked), and 20 reads of 16 MiB. Run with HETCCL_AGENT_WINDOW=off for tcp.
 //   g++ -O2 -Iinclude bench/agent/agent_latency_smoke.cc -Lbuild -lhetccl -o agent_smoke
 #include <hetccl/hetccl_agent.h>
 #include <cstdio>
@@ -49,6 +50,29 @@ int main() {
   for (int i=0;i<2000;++i) { CK(hetcclAgentPostXfer(w)); CK(hetcclAgentWaitXfer(w)); }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   printf("64 B write: %.1f us\n", ((t1.tv_sec-t0.tv_sec)*1e9+(t1.tv_nsec-t0.tv_nsec))/2000/1e3);
+  // bursts: 32 prepared writes (distinct slices of 256 KiB) posted together, then all waited, per size
+  for (uint64_t bytes : {uint64_t{64}, uint64_t{4096}, uint64_t{262144}}) {
+    const int kBurst = 32, rounds = bytes > 4096 ? 20 : 100;
+    std::vector<hetcclAgentXfer_t> xs(kBurst);
+    for (int k = 0; k < kBurst; ++k) {
+      hetcclAgentRange_t s[1] = {{ia, ib, uint64_t(k) << 18, (uint64_t(k) << 18) + 7, bytes}};
+      CK(hetcclAgentPrepXfer(a, hetcclAgentWrite, "B", s, 1, NULL, 0, &xs[k]));
+    }
+    for (size_t i = 0; i < ba.size(); ++i) ba[i] = (unsigned char)(i * 11 + bytes);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < rounds; ++i) {
+      for (int k = 0; k < kBurst; ++k) CK(hetcclAgentPostXfer(xs[k]));
+      for (int k = 0; k < kBurst; ++k) CK(hetcclAgentWaitXfer(xs[k]));
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    for (int k = 0; k < kBurst; ++k) {
+      if (memcmp(bb.data() + (uint64_t(k) << 18) + 7, ba.data() + (uint64_t(k) << 18), bytes)) { printf("DATA MISMATCH burst %d\n", k); return 1; }
+      CK(hetcclAgentReleaseXfer(xs[k]));
+    }
+    const double ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
+    printf("burst of %d writes of %llu B: %.1f us per write, %.2f GB/s\n", kBurst, (unsigned long long)bytes,
+           ns / (rounds * kBurst) / 1e3, double(bytes) * rounds * kBurst / ns);
+  }
   hetcclAgentRange_t big[1] = {{ia, ib, 0, 0, 1<<24}};
   hetcclAgentXfer_t g; CK(hetcclAgentPrepXfer(a, hetcclAgentRead, "B", big, 1, NULL, 0, &g));
   clock_gettime(CLOCK_MONOTONIC, &t0);

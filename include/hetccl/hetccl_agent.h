@@ -34,6 +34,13 @@
  *     nothing of it was written there. Transfers to other peers continue. The next post to that peer
  *     connects again (a peer that restarted must be loaded again: its new blob replaces the old one).
  *
+ *     Order: the transfers posted to one peer reach it in post order (its data and notifications land in
+ *     that order). Writes and notifications are pipelined: up to 32 of them are sent before their answers
+ *     come back, so many small writes to one peer cost one round trip, not one each; a read waits until
+ *     every earlier transfer to that peer was answered. A failure other than a refusal (the peer died, a
+ *     deadline) closes the connection and fails, besides the transfer it happened in, the ones already sent
+ *     to that peer and not yet answered (hetcclRemoteError; they may have taken effect there).
+ *
  * Paths. Between agents of one host (same host identity, HETCCL_HOST_ID overrides it) the bytes move
  * through a pair of shared-memory windows per connection (HETCCL_AGENT_WINDOW=auto|off; geometry
  * HETCCL_RMA_WINDOW_SLOTS x HETCCL_RMA_WINDOW_BYTES; device memory copied in and out by the copy
@@ -182,10 +189,12 @@ HETCCL_API hetcclResult_t hetcclAgentPostXfer(hetcclAgentXfer_t xfer);
 HETCCL_API hetcclResult_t hetcclAgentCheckXfer(hetcclAgentXfer_t xfer);
 /** Waits until the last post ended and returns what hetcclAgentCheckXfer would then. */
 HETCCL_API hetcclResult_t hetcclAgentWaitXfer(hetcclAgentXfer_t xfer);
-/** Cancels the last post without blocking: one still queued never starts; one on the wire is cut off
- *  (its connection is closed and opened again by the next post; the peer may have received part of a
- *  write, and no notification of it). Check reports hetcclInProgress until the transfer no longer
- *  touches the local memory, then hetcclInvalidUsage ("cancelled"). Nothing running: no effect. */
+/** Cancels the last post without blocking: one still queued never starts; one whose request or data is
+ *  still being sent is cut off (its connection is closed and opened again by the next post; the peer may
+ *  have received part of a write, and no notification of it; writes sent to that peer before it and not
+ *  yet answered fail with it, hetcclRemoteError). A write or notification whose bytes are all sent can no
+ *  longer be cut off: it ends as it would have. Check reports hetcclInProgress until the transfer no
+ *  longer touches the local memory, then hetcclInvalidUsage ("cancelled"). Nothing running: no effect. */
 HETCCL_API hetcclResult_t hetcclAgentCancelXfer(hetcclAgentXfer_t xfer);
 /** Releases a prepared transfer; hetcclInvalidUsage while a post of it runs (cancel or wait first). */
 HETCCL_API hetcclResult_t hetcclAgentReleaseXfer(hetcclAgentXfer_t xfer);

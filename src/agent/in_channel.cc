@@ -192,7 +192,7 @@ void InChannel::serveTransfer(const MsgHeader& h) {
   };
   if (isWrite) {
     // Refused: drained (segments without memory) so that the connection stays in step.
-    PayloadLink(sock_, out_.get(), *core_.memory, engine(), label_, &net_).recv(segments, d, poll);
+    PayloadLink(sock_, out_.get(), *core_.memory, engine(), label_, &net_).ofWrite().recv(segments, d, poll);
     // Every byte is in place (host stores done, device copies complete): only now the notification.
     if (reply.status == 0) queueWriteNote(std::move(notif), d);
     sendReply(reply, d);

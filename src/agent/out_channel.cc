@@ -92,53 +92,117 @@ void OutChannel::stop(const std::string& why) {
 
 void OutChannel::run() {
   if (core_.memory->hasGpu()) core_.memory->bindThread();
+  std::deque<InFlight> inflight;  // sent, answers pending, in post order
   for (;;) {
     std::shared_ptr<Post> post;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !inflight.empty(); });
       if (stopping_) break;
-      post = queue_.front();
-      queue_.pop_front();
-      running_ = post;
+      // The next post goes now unless the answers of those in flight must come first: a full window, or a
+      // post that cannot be sent before them (pipelinable() says which can).
+      if (!queue_.empty() && (inflight.empty() || (inflight.size() < kMaxInFlight && pipelinable(*queue_.front())))) {
+        post = queue_.front();
+        queue_.pop_front();
+        running_ = post;
+      }
+    }
+    if (!post) {
+      takeAnswer(inflight);
+      continue;
     }
     {
       std::lock_guard<std::mutex> lock(core_.mu);
       post->state = Post::State::Running;
     }
-    Post::State state = Post::State::Done;
-    Result code = Result::Success;
-    std::string message;
+    bool sent = false;
     try {
       if (post->cancel.load()) throw AbortedError("cancelled");
-      if (sock_.valid() && closedByPeer()) disconnect();  // it left (or restarted) since the last post
-      // An Unmap needs no connection of its own: the target's mappings end with the connection.
-      if (!sock_.valid() && post->type != MsgType::Unmap) connect();
-      execute(*post);
-    } catch (const Error& e) {
-      const bool cancelled = post->cancel.load() && !stopFlag_.load();
-      state = cancelled ? Post::State::Cancelled : Post::State::Failed;
-      code = cancelled ? Result::InvalidUsage : (e.code() == Result::InvalidArgument ? Result::InvalidArgument : Result::RemoteError);
-      message = cancelled ? std::string("cancelled")
-                : stopFlag_.load() ? concat(label_, ": ", stopWhy_)
-                : std::string(e.what()).find(label_) != std::string::npos ? std::string(e.what())
-                : concat(label_, ": ", e.what());
-      // The connection may be mid-message: never reuse it. A refusal (InvalidArgument) left it in step.
-      if (e.code() != Result::InvalidArgument || cancelled) disconnect();
-      if (!cancelled && !stopFlag_.load()) HETCCL_INFO(log::kNet, "agent '", core_.name, "': transfer to ", label_, " failed: ", e.what());
+      if (inflight.empty()) {
+        if (sock_.valid() && closedByPeer()) disconnect();  // it left (or restarted) since the last post
+        // An Unmap needs no connection of its own: the target's mappings end with the connection.
+        if (!sock_.valid() && post->type != MsgType::Unmap) connect();
+      }
+      if (sock_.valid() && pipelinable(*post)) {
+        inflight.push_back(InFlight{post, send(*post)});
+        sent = true;
+      } else {
+        execute(*post);
+      }
     } catch (const std::exception& e) {
-      state = Post::State::Failed;
-      code = Result::InternalError;
-      message = concat(label_, ": internal error: ", e.what());
-      disconnect();
+      const Ended end = failure(*post, e);
+      if (end.disconnect) failInFlight(inflight, end.message);
+      finish(post, end);
+      continue;
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      running_.reset();
-    }
-    core_.finish(*post, state, code, message);
+    if (!sent) finish(post, Ended{});
   }
+  failInFlight(inflight, stopWhy_);
   disconnect();
+}
+
+bool OutChannel::pipelinable(const Post& post) const {
+  return (post.type == MsgType::Write || post.type == MsgType::Notify) && !(peerCopy_ && !post.source.empty());
+}
+
+OutChannel::Ended OutChannel::failure(const Post& post, const std::exception& ex) {
+  Ended end;
+  end.disconnect = true;
+  const auto* e = dynamic_cast<const Error*>(&ex);
+  if (!e) {
+    end.state = Post::State::Failed;
+    end.code = Result::InternalError;
+    end.message = concat(label_, ": internal error: ", ex.what());
+    disconnect();
+    return end;
+  }
+  const bool cancelled = post.cancel.load() && !stopFlag_.load();
+  end.state = cancelled ? Post::State::Cancelled : Post::State::Failed;
+  end.code = cancelled ? Result::InvalidUsage : (e->code() == Result::InvalidArgument ? Result::InvalidArgument : Result::RemoteError);
+  end.message = cancelled ? std::string("cancelled")
+                : stopFlag_.load() ? concat(label_, ": ", stopWhy_)
+                : std::string(e->what()).find(label_) != std::string::npos ? std::string(e->what())
+                : concat(label_, ": ", e->what());
+  // The connection may be mid-message: never reuse it. A refusal (InvalidArgument) left it in step.
+  end.disconnect = e->code() != Result::InvalidArgument || cancelled;
+  if (end.disconnect) disconnect();
+  if (!cancelled && !stopFlag_.load()) HETCCL_INFO(log::kNet, "agent '", core_.name, "': transfer to ", label_, " failed: ", e->what());
+  return end;
+}
+
+void OutChannel::finish(const std::shared_ptr<Post>& post, const Ended& end) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ == post) running_.reset();
+  }
+  core_.finish(*post, end.state, end.code, end.message);
+}
+
+void OutChannel::takeAnswer(std::deque<InFlight>& inflight) {
+  const InFlight f = inflight.front();
+  inflight.pop_front();
+  try {
+    checkReply(*f.post, recvReply(f.id, f.post->deadline));
+  } catch (const std::exception& e) {
+    const Ended end = failure(*f.post, e);
+    if (end.disconnect) failInFlight(inflight, end.message);
+    finish(f.post, end);
+    return;
+  }
+  finish(f.post, Ended{});
+}
+
+void OutChannel::failInFlight(std::deque<InFlight>& inflight, const std::string& why) {
+  // Sent before the connection failed, unanswered: they may or may not have taken effect at the target.
+  for (const InFlight& f : inflight) {
+    Ended end;
+    end.state = Post::State::Failed;
+    end.code = Result::RemoteError;
+    end.message = why.find(label_) != std::string::npos ? concat(why, " (the connection closed before this transfer was answered)")
+                                                        : concat(label_, ": ", why);
+    finish(f.post, end);
+  }
+  inflight.clear();
 }
 
 void OutChannel::connect() {
@@ -301,21 +365,36 @@ bool OutChannel::executeCopiedByTarget(Post& post, const Deadline& d) {
   return true;
 }
 
+uint64_t OutChannel::send(Post& post) {
+  const Deadline d = post.deadline;
+  const uint64_t id = sendRequest(post, 0, d);
+  if (post.type == MsgType::Write)
+    PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, engine(), label_, &net_)
+        .ofWrite()
+        .send(post.local, d, stopCheck(post));
+  return id;
+}
+
 void OutChannel::execute(Post& post) {
   const Deadline d = post.deadline;
   if (post.type == MsgType::Unmap) return executeUnmap(post, d);
   if (peerCopy_ && !post.source.empty() && executeCopiedByTarget(post, d)) return;
-  const auto poll = [&] {
+  if (post.type != MsgType::Read) {  // the target could not copy it: the ordinary way
+    const uint64_t id = send(post);
+    return checkReply(post, recvReply(id, d));
+  }
+  const uint64_t id = sendRequest(post, 0, d);
+  checkReply(post, recvReply(id, d));
+  PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, engine(), label_, &net_)
+      .recv(post.local, d, stopCheck(post));
+  notifyAfterRead(post, d);
+}
+
+std::function<void()> OutChannel::stopCheck(const Post& post) const {
+  return [this, &post] {
     if (stopFlag_.load()) throw AbortedError(stopWhy_);
     if (post.cancel.load()) throw AbortedError("cancelled");
   };
-  const uint64_t id = sendRequest(post, 0, d);
-  if (post.type == MsgType::Write)
-    PayloadLink(sock_, outMapped_ ? out_.get() : nullptr, *core_.memory, engine(), label_, &net_).send(post.local, d, poll);
-  checkReply(post, recvReply(id, d));
-  if (post.type != MsgType::Read) return;
-  PayloadLink(sock_, backMapped_ ? back_.get() : nullptr, *core_.memory, engine(), label_, &net_).recv(post.local, d, poll);
-  notifyAfterRead(post, d);
 }
 
 }  // namespace hetccl::agent

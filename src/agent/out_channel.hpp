@@ -1,10 +1,17 @@
 // This agent's connection to one peer for the transfers it starts (wire.hpp): a queue of posts and one
-// thread that connects on first use, runs them one after another in post order, and connects again
-// after a failure. A failure ends only the post it happened in (naming the peer); a post cut off by a
-// cancel closes the connection, and the next post connects again.
+// thread that connects on first use, runs them in post order, and connects again after a failure.
+// Writes and notifications are pipelined: their requests (and a write's payload) go out one after
+// another, up to kMaxInFlight of them before their answers, which are taken in order (the target serves
+// a connection's requests in order, so its data and notifications still land in post order). A read, a
+// device copy by the target and an Unmap wait until every answer is in, then run alone. A refusal ends
+// only its post; any other failure closes the connection and fails its post (naming the peer) and every
+// post in flight behind it (sent, unanswered: they may or may not have taken effect at the target); the
+// next post connects again. A cancel cuts off a post whose request or payload is still being sent (the
+// connection closes with it); once its bytes are all sent, its answer is awaited as for any other.
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +24,9 @@
 #include "rma/window.hpp"
 
 namespace hetccl::agent {
+
+/// Posts sent on one connection before their answers, at most.
+inline constexpr size_t kMaxInFlight = 32;
 
 class OutChannel {
  public:
@@ -34,7 +44,33 @@ class OutChannel {
   void stop(const std::string& why);
 
  private:
+  /// A post sent and not answered yet.
+  struct InFlight {
+    std::shared_ptr<Post> post;
+    uint64_t id = 0;
+  };
+  /// How a post ended.
+  struct Ended {
+    Post::State state = Post::State::Done;
+    Result code = Result::Success;
+    std::string message;
+    bool disconnect = false;  ///< the failure closed the connection
+  };
   void run();
+  /// Whether `post` may be sent before the answers to those in flight: a write or notification the target
+  /// answers without a payload back (not copied by the target).
+  bool pipelinable(const Post& post) const;
+  /// The outcome of `post` failing with `e`; closes the connection unless it was a refusal.
+  Ended failure(const Post& post, const std::exception& e);
+  void finish(const std::shared_ptr<Post>& post, const Ended& end);
+  /// Receives the answer to the oldest post in flight and ends it.
+  void takeAnswer(std::deque<InFlight>& inflight);
+  /// Fails every post in flight (the connection closed: `why`).
+  void failInFlight(std::deque<InFlight>& inflight, const std::string& why);
+  /// Sends a pipelinable post's request and a write's payload; the request's id.
+  uint64_t send(Post& post);
+  /// Throws when the channel stops or `post` is cancelled (between a payload's chunks).
+  std::function<void()> stopCheck(const Post& post) const;
   void connect();
   void disconnect() noexcept;
   CopyEngine* engine();

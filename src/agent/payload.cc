@@ -136,13 +136,14 @@ void PayloadLink::idle(uint64_t& round, Deadline deadline, const std::function<v
   if (i < 1024) return;
   if ((i & 63) == 0) {
     poll();
-    pollfd p{sock_.fd(), POLLIN, 0};
+    // POLLRDHUP: the peer closed its side even when data of it is still unread (ofWrite()).
+    pollfd p{sock_.fd(), POLLIN | POLLRDHUP, 0};
     if (::poll(&p, 1, 0) > 0) {
       unsigned char b;
       const ssize_t got = ::recv(sock_.fd(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (got == 0 || (p.revents & (POLLHUP | POLLERR)))
+      if (got == 0 || (p.revents & (POLLHUP | POLLERR | POLLRDHUP)))
         throw PeerError(-1, "", concat(peer_, ": connection closed while waiting for ", what, " (the agent stopped or died)"));
-      if (got > 0) throw PeerError(-1, "", concat(peer_, ": unexpected message while waiting for ", what));
+      if (got > 0 && !ofWrite_) throw PeerError(-1, "", concat(peer_, ": unexpected message while waiting for ", what));
     }
     if (deadline.expired())
       throw TimeoutError(-1, "", concat(peer_, ": no progress ", window_ ? "through the shared-memory window" : "over ucx", " (",

@@ -54,6 +54,14 @@ class PayloadLink {
               NetPair* net = nullptr)
       : sock_(sock), window_(window), memory_(memory), engine_(engine), peer_(std::move(peer)), net_(net) {}
 
+  /// The payload of a write: writes are pipelined (OutChannel), so while it crosses a window or UCX the
+  /// socket may hold answers to earlier writes (at the initiator) or later requests (at the target); data
+  /// there is left for later instead of failing the transfer as garbage.
+  PayloadLink& ofWrite() {
+    ofWrite_ = true;
+    return *this;
+  }
+
   void send(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
   void recv(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll);
 
@@ -69,9 +77,9 @@ class PayloadLink {
   void pumpNet(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll, bool sending);
   /// The socket path.
   void pumpSocket(std::span<const Segment> segments, Deadline deadline, const std::function<void()>& poll, bool sending);
-  /// One idle round of a window wait: spins, then yields, then sleeps 20 us; every 64 rounds checks
-  /// `poll`, the deadline and the socket (silent while a payload crosses the window: readable means the
-  /// peer closed it or sent garbage). `round` counts the idle rounds since the last progress.
+  /// One idle round of a window or UCX wait: spins, then yields, then sleeps 20 us; every 64 rounds checks
+  /// `poll`, the deadline and the socket (the peer closed it: fails at once; data on it: garbage, unless
+  /// ofWrite()). `round` counts the idle rounds since the last progress.
   void idle(uint64_t& round, Deadline deadline, const std::function<void()>& poll, const char* what);
 
   const net::Socket& sock_;
@@ -80,6 +88,7 @@ class PayloadLink {
   CopyEngine* engine_;
   std::string peer_;
   NetPair* net_;
+  bool ofWrite_ = false;
 };
 
 }  // namespace hetccl::agent

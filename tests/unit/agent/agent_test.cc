@@ -168,6 +168,52 @@ TEST_P(AgentTest, CancelEndsQueuedAndRunningPostsAndTheNextPostWorks) {
   for (uint64_t i = 0; i < 4096; ++i) ASSERT_EQ(bufB[i], pattern(3, i));
 }
 
+TEST_P(AgentTest, ARefusalAmongPipelinedWritesEndsOnlyItselfAndTheOthersLandInOrder) {
+  // Writes are sent before the answers to the earlier ones (out_channel.hpp): the target's refusal of the
+  // middle one (its region deregistered after the prepare) must fail only that one -- its payload drained,
+  // the connection kept in step -- while the writes before and after it land with their notifications,
+  // in post order.
+  std::vector<unsigned char> other(1 << 20, 0);
+  const Agent::Registration rb2 = b->registerMemory(other.data(), other.size());
+  ASSERT_EQ(a->loadRemote(b->metadata()), "B");
+  constexpr uint64_t kBytes = 256 << 10;
+  std::vector<std::shared_ptr<Xfer>> xs;
+  for (int round = 0; round < 3; ++round) {
+    xs.push_back(prep(MsgType::Write, round * 2 * kBytes, round * 2 * kBytes, kBytes, "before-" + std::to_string(round)));
+    const Range r{ra.id, rb2.id, round * 2 * kBytes + kBytes, 0, kBytes};
+    const std::string n = "refused-" + std::to_string(round);
+    xs.push_back(a->prepare(MsgType::Write, "B", std::span(&r, 1), {reinterpret_cast<const unsigned char*>(n.data()), n.size()}));
+  }
+  xs.push_back(prep(MsgType::Write, 6 * kBytes, 6 * kBytes, kBytes, "after"));
+  b->deregister(rb2.id, rb2.generation);
+  for (uint64_t i = 0; i < bufA.size(); ++i) bufA[i] = pattern(40, i);
+  for (auto& x : xs) a->post(*x);  // none waited: all queued at once
+  std::string msg;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const bool refused = k % 2 == 1 && k + 1 < xs.size();
+    const Result r = waitFor(*xs[k], msg);
+    if (refused) {
+      EXPECT_EQ(r, Result::InvalidArgument) << "write " << k << ": " << msg;
+      EXPECT_NE(msg.find("deregistered"), std::string::npos) << msg;
+    } else {
+      ASSERT_EQ(r, Result::Success) << "write " << k << ": " << msg;
+    }
+  }
+  for (const uint64_t off : {0 * kBytes, 2 * kBytes, 4 * kBytes, 6 * kBytes})
+    for (uint64_t i = 0; i < kBytes; i += 97) ASSERT_EQ(bufB[off + i], pattern(40, off + i)) << "offset " << off + i;
+  std::vector<std::string> notes;
+  for (int tries = 0; tries < 2000 && notes.size() < 4; ++tries) {
+    std::string from;
+    unsigned char m[64];
+    size_t size = 0;
+    bool got = false;
+    ASSERT_TRUE(b->takeNotif(from, m, sizeof m, size, got));
+    if (got) notes.emplace_back(reinterpret_cast<char*>(m), size);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(notes, (std::vector<std::string>{"before-0", "before-1", "before-2", "after"}));
+}
+
 TEST_P(AgentTest, APreparedNotificationArrivesAfterTheWritesPostedBeforeItAndCanBePostedAgain) {
   auto w = prep(MsgType::Write, 0, 0, bufA.size());
   const std::string text = "blocks 0-31 written";
