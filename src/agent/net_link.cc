@@ -1,5 +1,7 @@
 #include "agent/net_link.hpp"
 
+#include <poll.h>
+
 #include <cstring>
 
 #include "agent/byte_codec.hpp"
@@ -104,6 +106,13 @@ NetPair NetLinks::link(const net::Socket& sock, Deadline d, const std::string& p
   in.peer.rank = mine.rank;
   in.peer.hostId = peerHost;
   in.token = mine.token;
+  // A peer that dies before it connected closes the socket: fail at once, not at the deadline. (The
+  // initiator may already have sent its first request, done with its side: data there is not an end.)
+  in.checkFailure = [&] {
+    pollfd p{sock.fd(), POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+      throw PeerError(-1, "", concat(peer, ": the connection closed during the ucx set-up"));
+  };
   NetPair pair;
   try {
     pair.send = transport_->connect(theirs.handle, out, d);
