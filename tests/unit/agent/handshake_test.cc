@@ -10,6 +10,7 @@
 #include "agent/handshake.hpp"
 #include "core/error.hpp"
 #include "net/socket.hpp"
+#include "socket_pair.hpp"
 
 namespace hetccl::agent {
 namespace {
@@ -22,15 +23,7 @@ Incarnation inc(unsigned char v) {
   return i;
 }
 
-struct Pair {
-  net::Listener listener{net::SocketAddress::parse("127.0.0.1:0")};
-  net::Socket initiator, target;
-  Pair() {
-    auto accepted = std::async(std::launch::async, [&] { return listener.accept(Deadline::afterMs(5000)); });
-    initiator = net::Socket::connect(listener.address(), Deadline::afterMs(5000));
-    target = accepted.get();
-  }
-};
+using Pair = SocketPair;
 
 struct Outcome {
   std::string initiatorError, targetError;

@@ -18,20 +18,13 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "net/socket.hpp"
+#include "socket_pair.hpp"
 #include "transport/ucx/ucx_transport.hpp"
 
 namespace hetccl::agent {
 namespace {
 
-struct Pair {
-  net::Listener listener{net::SocketAddress::parse("127.0.0.1:0")};
-  net::Socket initiator, target;
-  Pair() {
-    auto accepted = std::async(std::launch::async, [&] { return listener.accept(Deadline::afterMs(5000)); });
-    initiator = net::Socket::connect(listener.address(), Deadline::afterMs(5000));
-    target = accepted.get();
-  }
-};
+using Pair = SocketPair;
 
 class AgentUcxSetUp : public ::testing::Test {
  protected:
