@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libssl-dev libgtest-dev libgmock-dev iproute2 procps python3
       python3-yaml  # deploy/lint_manifests.py
-      clang-14 libclang-rt-14-dev nftables  # libFuzzer builds; packet drops in the namespace fault suite
+      clang-14 libclang-rt-14-dev nftables  # the asan and libFuzzer builds (clang-14, its sanitizer runtimes); packet drops in the namespace fault suite
       clang-16 lld-16 libamdhip64-dev  # libhetccl-hip.so: amdgcn kernels (clang/lld 16), HIP headers for its signature check
       rocm-device-libs  # a real hiprtc compiles the plugin's embedded kernel source (tests/unit/hip_plugin)
       strace  # tests/mp/ucx_connects_nonblocking.sh: how UCX connects its sockets

@@ -1,8 +1,8 @@
 // Test data and reference results for the multi-process checks. Inputs are small integers, so every
 // reduction is exact in every type whatever the order; the reference folds ranks in rank order in
-// int64 (integers wrap exactly as the narrow type would) and converts once. float16 uses the
-// compiler's _Float16, bfloat16 a bit-level rounding written here and fp8 a nearest-pattern search over
-// the formats' definitions, all independent of hetccl's own conversions.
+// int64 (integers wrap exactly as the narrow type would) and converts once. float16 rounds the double
+// scaled by its binade's quantum (std::lrint), bfloat16 a bit-level rounding written here and fp8 a
+// nearest-pattern search over the formats' definitions, all independent of hetccl's own conversions.
 #pragma once
 
 #include <cstdint>

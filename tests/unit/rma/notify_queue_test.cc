@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "rma_fixture.hpp"
+#include "support/sanitizers.hpp"
 
 namespace hetccl::test {
 namespace {
@@ -26,15 +27,13 @@ size_t rssBytes() {
 TEST_P(RmaNotifyQueue, MillionQueuedTakenInReverseInLinearTime) {
   start(2);
   constexpr uint64_t kNotes = 1000000;
-  [[maybe_unused]] const size_t rss0 = rssBytes();
+  const size_t rss0 = rssBytes();
   for (uint64_t t = 0; t < kNotes; ++t) RMA_OK(hetcclNotify(comms_[0], 1, t));
   // Every one arrived: the last one sent is there (per-sender FIFO).
   RMA_OK(hetcclNotifyWait(comms_[1], 0, kNotes - 1, 120000));
   // Under AddressSanitizer the allocator's redzones and quarantine hold far more (747 MB seen): the
-  // memory bound is checked with the system's allocator only.
-#if !defined(__SANITIZE_ADDRESS__)
-  EXPECT_LT(rssBytes() - std::min(rssBytes(), rss0), size_t{512} << 20);
-#endif
+  // memory bound is checked with the system's allocator only (g++ and clang alike: support/sanitizers.hpp).
+  if (!kUnderAddressSanitizer) EXPECT_LT(rssBytes() - std::min(rssBytes(), rss0), size_t{512} << 20);
   const auto budget = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   uint64_t taken = 1;
   for (uint64_t t = kNotes - 1; t-- > 0;) {
