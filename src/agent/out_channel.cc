@@ -131,13 +131,16 @@ void OutChannel::run() {
       }
     } catch (const std::exception& e) {
       const Ended end = failure(*post, e);
-      if (end.disconnect) failInFlight(inflight, end.message);
+      if (end.disconnect) failInFlight(inflight, end);
       finish(post, end);
       continue;
     }
     if (!sent) finish(post, Ended{});
   }
-  failInFlight(inflight, stopWhy_);
+  Ended stopped;
+  stopped.state = Post::State::Failed;
+  stopped.message = concat(label_, ": ", stopWhy_);
+  failInFlight(inflight, stopped);
   disconnect();
 }
 
@@ -185,21 +188,23 @@ void OutChannel::takeAnswer(std::deque<InFlight>& inflight) {
     checkReply(*f.post, recvReply(f.id, f.post->deadline));
   } catch (const std::exception& e) {
     const Ended end = failure(*f.post, e);
-    if (end.disconnect) failInFlight(inflight, end.message);
+    if (end.disconnect) failInFlight(inflight, end);
     finish(f.post, end);
     return;
   }
   finish(f.post, Ended{});
 }
 
-void OutChannel::failInFlight(std::deque<InFlight>& inflight, const std::string& why) {
-  // Sent before the connection failed, unanswered: they may or may not have taken effect at the target.
+void OutChannel::failInFlight(std::deque<InFlight>& inflight, const Ended& cause) {
+  // Sent before the connection closed, unanswered: they may or may not have taken effect at the target.
+  const std::string why = cause.state == Post::State::Cancelled
+                              ? concat(label_, ": the connection was closed to cut off a cancelled transfer")
+                              : cause.message;
   for (const InFlight& f : inflight) {
     Ended end;
     end.state = Post::State::Failed;
     end.code = Result::RemoteError;
-    end.message = why.find(label_) != std::string::npos ? concat(why, " (the connection closed before this transfer was answered)")
-                                                        : concat(label_, ": ", why);
+    end.message = concat(why, " (before this transfer was answered)");
     finish(f.post, end);
   }
   inflight.clear();

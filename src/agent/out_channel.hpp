@@ -65,8 +65,8 @@ class OutChannel {
   void finish(const std::shared_ptr<Post>& post, const Ended& end);
   /// Receives the answer to the oldest post in flight and ends it.
   void takeAnswer(std::deque<InFlight>& inflight);
-  /// Fails every post in flight (the connection closed: `why`).
-  void failInFlight(std::deque<InFlight>& inflight, const std::string& why);
+  /// Fails every post in flight: the connection closed because of `cause` (how another post ended).
+  void failInFlight(std::deque<InFlight>& inflight, const Ended& cause);
   /// Sends a pipelinable post's request and a write's payload; the request's id.
   uint64_t send(Post& post);
   /// Throws when the channel stops or `post` is cancelled (between a payload's chunks).

@@ -99,7 +99,7 @@ struct Ctx {
 };
 
 // The path the scenario runs on (--path, from the driver): window -- agents of one host map shared-memory
-// windows (/dev/shm segments, seen in /proc/self/maps, the library's word not taken) -- or tcp
+// windows (/dev/shm/hetccl-* segments, seen in /proc/self/maps, the library's word not taken) -- or tcp
 // (HETCCL_AGENT_WINDOW=off) or ucx (agents on different hosts): none mapped. Called once the agent has a connection.
 void checkDataPath(const Ctx& c, const char* when);
 

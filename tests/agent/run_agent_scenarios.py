@@ -6,7 +6,8 @@ Usage: run_agent_scenarios.py --bin AGENT_PEER [--path window|tcp|ucx] [--keep] 
 
 One scenario per invocation (one CTest test each, tests/agent/CMakeLists.txt). --path window (the default, agents
 of one host: shared-memory windows), tcp (HETCCL_AGENT_WINDOW=off for every process) or ucx (every agent on a
-"host" of its own, HETCCL_HOST_ID=agent-host-NAME, with HETCCL_UCX=on and UCX_TLS=tcp, as between real hosts:
+"host" of its own, HETCCL_HOST_ID=agent-host-NAME, with HETCCL_UCX=on and UCX_TLS=tcp (unless the caller
+sets UCX_TLS), as between real hosts:
 the payload crosses UCX, the requests the agents' tcp sockets; CTest runs it through tests/mp/ucx_or_skip.sh,
 which skips where libucp.so.0 is not installed; every process logs at INFO, and the scenario fails unless the logs show connections whose payload
 crossed ucx and none whose payload crossed tcp). Every agent listens on
@@ -111,7 +112,8 @@ class Scenario:
         if self.path == "tcp":
             env["HETCCL_AGENT_WINDOW"] = "off"
         if self.path == "ucx":
-            env.update(HETCCL_UCX="on", UCX_TLS="tcp", HETCCL_DEBUG="INFO", HETCCL_DEBUG_SUBSYS="NET")
+            env.update(HETCCL_UCX="on", HETCCL_DEBUG="INFO", HETCCL_DEBUG_SUBSYS="NET")
+            env.setdefault("UCX_TLS", "tcp")  # as between hosts; a caller's UCX_TLS (e.g. RDMA devices) is kept
         for k, v in (extra or {}).items():
             if v is None:
                 env.pop(k, None)

@@ -33,7 +33,9 @@ TEST(IdleSpin, ShortWhenATransportThreadMovesTheBytes) {
 TEST(IdleSpin, UsableCoresIsAtLeastOneAndAtMostTheMachinesThreads) {
   const int n = engine::usableCores();
   EXPECT_GE(n, 1);
-  if (std::thread::hardware_concurrency() > 0) EXPECT_LE(n, static_cast<int>(std::thread::hardware_concurrency()));
+  if (std::thread::hardware_concurrency() > 0) {
+    EXPECT_LE(n, static_cast<int>(std::thread::hardware_concurrency()));
+  }
 }
 
 }  // namespace
