@@ -35,7 +35,7 @@ void InChannel::run() {
     TargetSide side;
     side.self = core_.incarnation;
     side.acceptPeerCopy = core_.peerCopy;
-    side.acceptUcx = [&] { return core_.ucx; };
+    side.acceptUcx = [&] { return core_.ucx && core_.net->usable(); };
     side.openOut = [&](const std::string& name) {
       try {
         out_ = rma::Window::open(name, 0, 1, core_.memory->gpu());

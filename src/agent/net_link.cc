@@ -52,12 +52,25 @@ NetLinks::~NetLinks() {
   transport_.reset();
 }
 
-NetLinks::Expect NetLinks::expect() {
+bool NetLinks::usable() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!transport_) transport_ = transport::makeUcxTransport();
-  PeerInfo self;
-  self.rank = 0;
-  if (!listener_) listener_ = transport_->listen(self);
+  if (failed_) return false;
+  try {
+    if (!transport_) transport_ = transport::makeUcxTransport();
+    PeerInfo self;
+    self.rank = 0;
+    if (!listener_) listener_ = transport_->listen(self);
+    return true;
+  } catch (const Error& e) {
+    failed_ = true;
+    HETCCL_WARN(log::kNet, "agent '", agentName_, "': ucx unusable here (", e.what(), "): tcp carries the payload to agents of other hosts");
+    return false;
+  }
+}
+
+NetLinks::Expect NetLinks::expect() {
+  if (!usable()) throw SystemError("ucx unusable here (see the warning above)");
+  std::lock_guard<std::mutex> lock(mu_);
   Expect e;
   e.handle = listener_->handle();
   nextRank_ = nextRank_ % (kRanks - 1) + 1;

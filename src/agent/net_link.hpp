@@ -45,6 +45,10 @@ class NetLinks {
   NetLinks(const NetLinks&) = delete;
   NetLinks& operator=(const NetLinks&) = delete;
 
+  /// Whether this agent can take UCX connections: creates the transport and listener at the first call;
+  /// false (logged once, and from then on) when UCX fails here, so that the handshake does not agree to it.
+  bool usable();
+
   /// Initiator side, after the handshake agreed to UCX: the exchange over `sock` (which must be in step:
   /// nothing else in flight), connect, accept. Throws (PeerError naming `peer`, SystemError when UCX
   /// fails here) -- the connection is then unusable.
@@ -66,6 +70,7 @@ class NetLinks {
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<transport::Listener> listener_;
   uint32_t nextRank_ = 0;
+  bool failed_ = false;  ///< creating the transport or listener failed: usable() stays false
 };
 
 }  // namespace hetccl::agent

@@ -221,7 +221,7 @@ void OutChannel::connect() {
   std::unique_ptr<rma::Window> out, back;
   offer.wantWindows = core_.windows && peer_.hostId == core_.hostId;
   offer.offerPeerCopy = core_.peerCopy && peer_.hostId == core_.hostId;
-  offer.offerUcx = core_.ucx && peer_.hostId != core_.hostId;
+  offer.offerUcx = core_.ucx && peer_.hostId != core_.hostId && !ucxFailed_ && core_.net->usable();
   offer.createOut = [&]() -> std::string {
     try {
       const std::string name = newWindowName();
@@ -253,7 +253,17 @@ void OutChannel::connect() {
   out_ = outMapped_ ? std::move(out) : nullptr;
   back_ = backMapped_ ? std::move(back) : nullptr;
   peerCopy_ = o.peerCopy && !peerCopyRefused_;
-  if (o.ucx) net_ = core_.net->initiate(sock_, deadline, label_, peer_.hostId);
+  if (o.ucx) {
+    try {
+      net_ = core_.net->initiate(sock_, deadline, label_, peer_.hostId);
+    } catch (const Error& e) {
+      // This post fails (the connection is not in step any more); the next ones connect again over tcp.
+      ucxFailed_ = true;
+      HETCCL_WARN(log::kNet, "agent '", core_.name, "': the ucx set-up with ", label_, " failed (", e.what(),
+                  "): tcp carries the payload to it from the next transfer on");
+      throw;
+    }
+  }
   const char* over = net_ ? "over ucx" : "over tcp";
   HETCCL_INFO(log::kNet, "agent '", core_.name, "': connected to ", label_, "; data ",
               outMapped_ ? std::string("written through a shared-memory window") : concat("written ", over), ", ",

@@ -106,6 +106,7 @@ class OutChannel {
   NetPair net_;  ///< the payload over UCX (the thread's; agreed in the handshake, else empty)
   bool peerCopy_ = false;         ///< this connection's target copies device memory itself (handshake)
   bool peerCopyRefused_ = false;  ///< it could not map this side's memory once: not asked again (channel's life)
+  bool ucxFailed_ = false;        ///< a ucx set-up with it failed once: tcp from then on (channel's life)
   /// The allocations this connection's target may hold a mapping of (sent in a request since it opened).
   std::vector<device::GpuRuntime::IpcHandle> mappedAtPeer_;
   uint64_t nextId_ = 1;
