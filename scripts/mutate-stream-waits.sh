@@ -21,6 +21,7 @@
 # HETCCL_SIM_SEED=<seed from its log> to replay the scheduler's choices).
 #
 # Usage: bash scripts/mutate-stream-waits.sh [--build DIR] [--runs N] [--only NAME[,NAME...]]
+#   (with --build, MUTATE_JOBS mutants at a time, default the machine's cores)
 #   --runs N   run the tests up to N times per mutation (a new scheduler seed each time) until one
 #              fails (default 3); the unmutated binary runs once
 #   MUTATE_RUN_SECONDS (default 120): the time bound of one test run
@@ -56,6 +57,8 @@ start=$SECONDS
 child=
 on_signal() {
   [[ -n $child ]] && kill -- "$child" 2>/dev/null
+  local job
+  for job in $(jobs -p); do pkill -P "$job" 2>/dev/null; kill "$job" 2>/dev/null; done
   echo "interrupted (the working tree was never modified; scratch files in $work)" >&2
   exit 130
 }
@@ -146,8 +149,9 @@ reuse_prepare() {
   link=${link%% && *}  # the link itself, without CMake's post-build test discovery
   [[ $link == *" -o tests/unit_stream_exec "* ]] || { echo "unexpected link command in $reuse" >&2; exit 1; }
 }
-reuse_build() {  # reuse_build PROGRAM SOURCE OUT LOG
-  local obj=$work/src/mutant.o cmd hdr=$work/src/hdr
+reuse_build() {  # reuse_build PROGRAM SOURCE OUT LOG NAME (NAME keeps concurrent mutants' scratch files apart)
+  local tag=${5:-unmutated}
+  local obj=$work/src/mutant-$tag.o cmd hdr=$work/src/hdr-$tag
   # DIR's compile command of PROGRAM with the object (and its dependency file) and the source replaced; a
   # header program: its unit's command, the mutated header found first (an -I ahead of the others).
   cmd=${compileOf[$1]//"${objectOf[$1]}"/"$obj"}
@@ -222,25 +226,45 @@ fi
 # The mutants' stall bound: most removed waits are caught by a stall, which fails a test at its
 # HETCCL_TIMEOUT -- 30 s in the tests, 5 s here (MUTATE_STALL_SECONDS; the unmutated run above keeps 30).
 export HETCCL_TEST_STALL_SECONDS=${MUTATE_STALL_SECONDS:-5}
-rows=() missed=0
-for name in "${names[@]}"; do
-  log=$logs/$name.log
+
+# mutate_one NAME: builds and runs the mutant without wait NAME; writes its table row to $work/rows/NAME,
+# or "ERROR ..." when it could not be built.
+mutate_one() {
+  local name=$1 log=$logs/$1.log row=$work/rows/$1 t0 filter seed
   : >"$log"
-  echo "=== removing wait:$name"
-  mutant_source "$name" "$work/src/$name.cc" 2>>"$log" || { echo "cannot remove wait:$name (see $log)" >&2; exit 1; }
-  $build_mutant "${fileOf[$name]}" "$work/src/$name.cc" "$mutants/unit_stream_exec.$name" "$log" ||
-    { echo "build with wait:$name removed failed: $log" >&2; exit 1; }
+  mutant_source "$name" "$work/src/$name.cc" 2>>"$log" || { echo "ERROR cannot remove wait:$name (see $log)" >"$row"; return; }
+  $build_mutant "${fileOf[$name]}" "$work/src/$name.cc" "$mutants/unit_stream_exec.$name" "$log" "$name" ||
+    { echo "ERROR build with wait:$name removed failed: $log" >"$row"; return; }
   t0=$SECONDS
   filter='*'
   [[ ${fileOf[$name]} == *net_ring_proxy.cc ]] && filter='*NetRing*'
   [[ ${fileOf[$name]} == *ll_protocol.cuh ]] && filter='*LatencyPath*'
   if run_tests "$mutants/unit_stream_exec.$name" "$log" "$runs" "$filter"; then
-    rows+=("$(printf '%-24s %-7s %s' "$name" MISSED "all tests passed $runs time(s)")")
-    missed=$((missed + 1))
+    printf '%-24s %-7s %s\n' "$name" MISSED "all tests passed $runs time(s)" >"$row"
   else
     seed=$(grep -o 'scheduler seed [0-9]*' "$log" | tail -1 | awk '{print $3}')
-    rows+=("$(printf '%-24s %-7s %s' "$name" caught "$(failure_of "$log") [seed $seed, $((SECONDS - t0)) s]")")
+    printf '%-24s %-7s %s\n' "$name" caught "$(failure_of "$log") [seed $seed, $((SECONDS - t0)) s]" >"$row"
   fi
+}
+
+# With --build every mutant has files of its own: MUTATE_JOBS (default: the machine's cores) run at once --
+# most of a mutant's time is one compile, one link and waits for a stall, which leave cores idle. The
+# scratch tree (default) is one build: one at a time.
+parallel=1
+[[ -n $reuse ]] && parallel=${MUTATE_JOBS:-$(nproc)}
+rm -rf "$work/rows" && mkdir -p "$work/rows"
+for name in "${names[@]}"; do
+  while [[ $(jobs -rp | wc -l) -ge $parallel ]]; do wait -n || true; done
+  echo "=== removing wait:$name"
+  mutate_one "$name" &
+done
+wait
+rows=() missed=0
+for name in "${names[@]}"; do
+  row=$(cat "$work/rows/$name" 2>/dev/null || echo "ERROR no result for wait:$name")
+  [[ $row == ERROR* ]] && { echo "${row#ERROR }" >&2; exit 1; }
+  rows+=("$row")
+  [[ $row == *" MISSED "* ]] && missed=$((missed + 1))
 done
 if [[ -z $reuse ]]; then
   for program in "${programs[@]}"; do cp "$(pristine "$program")" "$tree/$program" && touch "$tree/$program"; done
