@@ -8,10 +8,9 @@
 #include "agent/handshake.hpp"
 #include "agent/wire.hpp"
 #include "bootstrap/crypto.hpp"
-#include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "net/rdma_devices.hpp"
+#include "transport/ucx/ucx_policy.hpp"
 #include "transport/ucx/ucx_transport.hpp"
 
 namespace hetccl::agent {
@@ -24,15 +23,9 @@ constexpr uint32_t kRanks = uint32_t{1} << 20;
 }  // namespace
 
 bool ucxAllowed(std::string* why) {
-  const std::string mode = config().str("HETCCL_UCX");
-  if (mode == "off") {
-    *why = "HETCCL_UCX=off";
-    return false;
-  }
-  if (mode != "on" && mode != "auto") throw InvalidArgument(concat("HETCCL_UCX=", mode, " (expected auto, on or off)"));
-  if (mode == "auto" && net::rdmaDevices().empty()) {
-    *why = concat("no RDMA device on this host (", config().str("HETCCL_RDMA_SYSFS"),
-                  " lists none; HETCCL_UCX=on uses UCX anyway)");
+  const transport::UcxPolicy policy = transport::ucxPolicy();
+  if (!policy.allowed) {
+    *why = policy.whyNot;
     return false;
   }
   *why = transport::ucxUnavailableReason();

@@ -24,8 +24,8 @@
 
 namespace hetccl::agent {
 
-/// HETCCL_UCX for agents: off -> false; on -> libucp loads; auto -> libucp loads and this host lists an
-/// RDMA device. `why` says why not (logged at INFO).
+/// Whether this agent's payload may cross UCX: transport::ucxPolicy() allows it (the communicators' rule)
+/// and libucp loads. `why` says why not (logged at INFO).
 bool ucxAllowed(std::string* why);
 
 /// A connection's two UCX connections: `send` carries this side's payload, `recv` the peer's.

@@ -5,9 +5,9 @@
 #include "bootstrap/crypto.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
-#include "net/rdma_devices.hpp"
 #include "transport/shm/shm_transport.hpp"
 #include "transport/tcp/tcp_transport.hpp"
+#include "transport/ucx/ucx_policy.hpp"
 #include "transport/ucx/ucx_transport.hpp"
 
 namespace hetccl {
@@ -108,13 +108,11 @@ void checkSameTransport(const std::vector<Published>& table, const std::vector<P
 /// split into one host's ranks, or one rank) requires nothing. Under auto, a host without an RDMA device
 /// does not allow ucx (UCX would run over tcp, slower than the tcp transport) and does not load it.
 uint8_t ucxFlags(const std::string& forced, bool remotePeer) {
-  const std::string mode = config().str("HETCCL_UCX");
-  if (mode != "auto" && mode != "on" && mode != "off")
-    throw InvalidArgument(concat("HETCCL_UCX=", mode, " (expected auto, on or off)"));
+  const transport::UcxPolicy policy = transport::ucxPolicy();
   uint8_t flags = 0;
-  if (remotePeer && !net::rdmaDevices().empty()) flags |= kRdmaDevice;
-  if (mode == "on" || (mode == "auto" && (flags & kRdmaDevice))) flags |= kUcxAllowed;
-  if (mode == "on" && remotePeer) flags |= kUcxRequired;
+  if (remotePeer && policy.rdmaDevice) flags |= kRdmaDevice;
+  if (policy.mode == transport::UcxMode::On || (remotePeer && policy.allowed)) flags |= kUcxAllowed;
+  if (policy.mode == transport::UcxMode::On && remotePeer) flags |= kUcxRequired;
   const bool wanted = forced == "ucx" || ((forced.empty() || forced == "auto") && remotePeer && (flags & kUcxAllowed));
   if (wanted && transport::ucxUnavailableReason().empty()) flags |= kUcxUsable;
   return flags;
@@ -124,9 +122,8 @@ uint8_t ucxFlags(const std::string& forced, bool remotePeer) {
 std::string whyNotUcx(const std::vector<Published>& table, const std::vector<PeerInfo>& peers, int self) {
   const uint8_t mine = table[self].ucx;
   if (!(mine & kUcxAllowed)) {
-    if (config().str("HETCCL_UCX") == "off") return "";
-    return concat("; no RDMA device on this host (", config().str("HETCCL_RDMA_SYSFS"),
-                  " lists none): UCX would run over tcp, slower than the tcp transport; HETCCL_UCX=on uses it anyway");
+    const transport::UcxPolicy policy = transport::ucxPolicy();
+    return policy.mode == transport::UcxMode::Off ? "" : "; " + policy.whyNot;
   }
   if (!(mine & kUcxUsable)) return concat("; ucx unavailable here: ", transport::ucxUnavailableReason());
   for (size_t p = 0; p < table.size(); ++p) {
