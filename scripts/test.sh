@@ -158,16 +158,20 @@ asan() {
   # points fails by design: CMakeLists.txt), and the build takes 298 s instead of g++'s 510 s on the 2-core
   # CI machine (2026-12-07; a test file 5.1 vs 8.3 s, unit/rma/api_test.cc, both with the shared
   # GoogleTest header), the stage 646 s instead of 866 s; the tests take the same time (347 vs 354 s).
-  # Not run twice: python_pip_build (a Release build of its own inside pip, no sanitizer: ~2 min of both
-  # cores; the normal stage runs it). (The HIP code objects stay: HipPluginCodeObjects loads all three.)
+  # Not run twice: python_pip_build (a build of its own inside pip, no sanitizer: ~2 min of both cores)
+  # and hip_kernels_real_hiprtc (a python script comparing hiprtc's output with the embedded code object,
+  # ~23 s: no host code of this build runs); the normal stage runs both. Not built twice: the HIP plugin's
+  # device code (clang-16, no sanitizer in it) is embedded for gfx90a only (15-24 s of a core per code
+  # object; HipPluginCodeObjects checks the ones embedded, the normal stage's all three).
   # Not under ASan either: the 10^6-notification queue tests (a complexity bound on one thread's data
   # structure, 15-20 s each in the normal build and several times that here; the queue's other tests run).
   # -g1: line tables are all a sanitizer report needs, and the build is faster without full debug info.
   local ucx='(ucx|Ucx|UCX)' million='^Transports/RmaNotifyQueue\.Million'
   UCX_MEM_EVENTS=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp" \
-    run_suite build-asan -E "$ucx|^python_pip_build\$|$million" -LE '^layout$' -- "${clang[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DHETCCL_SANITIZE=address,undefined -DHETCCL_BUILD_CUDA=OFF -DHETCCL_TEST_SWEEP=light
+    run_suite build-asan -E "$ucx|^(python_pip_build|hip_kernels_real_hiprtc)\$|$million" -LE '^layout$' -- "${clang[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DHETCCL_SANITIZE=address,undefined -DHETCCL_BUILD_CUDA=OFF -DHETCCL_TEST_SWEEP=light \
+    -DHETCCL_HIP_OFFLOAD_ARCHS=gfx90a
   UCX_MEM_EVENTS=no ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_ctest build-asan --output-on-failure -j "$jobs" --timeout 300 -R "$ucx" -LE '^layout$'
 }
@@ -203,7 +207,9 @@ tsan() {
 }
 
 fuzz() {
-  # -g1: line tables, all a crash report needs (as the other builds).
+  # -g1: line tables, all a crash report needs (as the other builds). The fuzz targets need the libraries
+  # below the communicator only (tests/fuzz/CMakeLists.txt): ~110 build steps, 82 s on the 2-core VM
+  # (2026-12-08; 183 steps and ~160 s when fuzz_agent_wire linked hetccl_agent).
   cmake -S . -B build-fuzz -G Ninja "${clang[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETCCL_FUZZ=ON \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DHETCCL_BUILD_CUDA=OFF >/dev/null

@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "device/hip/hip_api.hpp"
 #include "device/hip/kernel_abi.hpp"
@@ -209,8 +211,18 @@ TEST(HipPluginCodeObjects, CompileFailureNamesHiprtc) {
   removeTree(cache);
 }
 
+// Every architecture this build embeds (HIP_BUILT_ARCHS, from HETCCL_HIP_OFFLOAD_ARCHS; by default gfx90a,
+// gfx940 and gfx1100), also named with target features as devices report it.
 TEST(HipPluginCodeObjects, BuiltInArchitecturesNeedNoCompiler) {
-  for (const char* arch : {"gfx90a", "gfx90a:sramecc+:xnack-", "gfx940", "gfx1100"}) {
+  std::vector<std::string> archs;
+  for (std::string rest = HIP_BUILT_ARCHS; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    archs.push_back(rest.substr(0, comma));
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+  }
+  ASSERT_FALSE(archs.empty());
+  archs.push_back(archs.front() + ":sramecc+:xnack-");
+  for (const std::string& arch : archs) {
     SCOPED_TRACE(arch);
     const ChildResult r = runScenario("probe", {{"FAKEHIP_ARCH", arch}, {"HETCCL_HIPRTC_LIB", "/nonexistent/libhiprtc.so"}});
     EXPECT_EQ(r.num("reduce_ok"), 1) << describe(r);
