@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Mutation check of the stream pipeline's waits: every wait in src/stream_exec/stream_program.cc (the
-# streams' waits), src/stream_exec/net_ring_proxy.cc (the ring proxy's, between hosts) and
+# Mutation check of the stream pipeline's waits: every wait in src/exec/pipeline/stream_program.cc (the
+# streams' waits), src/exec/pipeline/net_ring_proxy.cc (the ring proxy's, between hosts) and
 # src/device/gpu/ll_protocol.cuh (the latency path's kernel, which the simulated GPU runs) carries
 # a trailing marker comment `// wait:<name>` on the line where its statement starts (the statement ends
 # at the first line, from there, whose code ends with `;`). For each marker in turn this removes that
@@ -44,7 +44,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 bound=${MUTATE_RUN_SECONDS:-120}
-programs=(src/stream_exec/stream_program.cc src/stream_exec/net_ring_proxy.cc src/device/gpu/ll_protocol.cuh)
+programs=(src/exec/pipeline/stream_program.cc src/exec/pipeline/net_ring_proxy.cc src/device/gpu/ll_protocol.cuh)
 # A header program is compiled into the tests through this source (the simulated GPU, which runs the latency
 # path's kernel through tests/support/ll_host_kernel.hpp).
 declare -A unitOf=([src/device/gpu/ll_protocol.cuh]=tests/unit/stream_exec/sim_gpu.cc)

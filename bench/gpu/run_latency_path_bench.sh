@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The latency path (src/stream_exec/ll_path.hpp) on real GPUs, in one run on one machine:
+# The latency path (src/exec/pipeline/ll_path.hpp) on real GPUs, in one run on one machine:
 #  1. all-reduce time per call, 8 B - 1 MiB, on 1+1 (2 GPUs, two domains) and 2+2 (4 GPUs, when there):
 #     hetccl with the path (default HETCCL_GPU_LL_BYTES) and without it (HETCCL_GPU_LL_BYTES=0: the stream
 #     pipeline alone, what every call took before), NCCL's host path (NCCL_P2P_DISABLE=1) and NCCL's

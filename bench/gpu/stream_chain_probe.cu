@@ -3,7 +3,7 @@
 // One GPU plays both ends of one ring direction of a 1+1 all-reduce: a sender stream copies pieces from
 // device memory into a pinned ring (device -> host) and a receiver stream copies them out (host -> device),
 // at the same time, which is what each GPU of a 1+1 pair does. Between them the handshake of
-// src/stream_exec/stream_program.cc, in stream memory operations on the ring's headers, in these variants:
+// src/exec/pipeline/stream_program.cc, in stream memory operations on the ring's headers, in these variants:
 //
 //   chain    the committed handshake: sender waits empty, copies, writes 4 stamp words + length + full;
 //            receiver writes release (2) + expect record (5), waits full + 4 stamp words, copies

@@ -1,5 +1,5 @@
 // A Schedule: what one rank does for one group of operations, as a list of steps with explicit
-// dependencies. Pure data: no I/O, no pointers owned. The engine (src/engine) executes it.
+// dependencies. Pure data: no I/O, no pointers owned. The engine (src/exec/host) executes it.
 //
 // Semantics: executing the steps one by one in list order is correct; the dependencies say which
 // earlier steps each step really waits for, so the engine may run independent steps concurrently.

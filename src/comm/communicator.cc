@@ -5,13 +5,13 @@
 #include <map>
 
 #include "comm/config_agreement.hpp"
-#include "comm/device_executor.hpp"
+#include "exec/base/device_executor.hpp"
 #include "comm/tuning_file.hpp"
-#include "comm/links.hpp"
+#include "transport/links/link_set.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
 #include "device/loader.hpp"
-#include "engine/idle_spin.hpp"
+#include "exec/host/idle_spin.hpp"
 
 namespace hetccl {
 namespace {
@@ -43,9 +43,9 @@ const hetcclGpuPlugin_t* selectDevice(DeviceKind& kind, int& device) {
   return choice.plugin;
 }
 
-// engine/idle_spin.hpp: how long this rank's host executor polls before it sleeps, from the ranks that
+// exec/host/idle_spin.hpp: how long this rank's host executor polls before it sleeps, from the ranks that
 // share its host and the transports it reaches its peers through.
-std::chrono::microseconds idleSpinFor(const LinkSet& links, const std::vector<PeerInfo>& peers, int self) {
+std::chrono::microseconds idleSpinFor(const transport::LinkSet& links, const std::vector<PeerInfo>& peers, int self) {
   int ranksOnHost = 0;
   std::vector<std::string_view> transports;
   for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
@@ -83,7 +83,7 @@ void Communicator::setUp(const CommOptions& options) {
   TuningFileBands fileBands = tuningFileBandsFor(topology_, boot_->peers(), transport_);
   const DerivedValue tuningRows{"HETCCL_TUNING_FILE (rows for this layout)", fileBands.bandsText, fileBands.fileError};
   checkConfigAgrees(*boot_, config(), {&tuningRows, 1});  // before anything depends on them: every rank fails alike
-  links_ = std::make_unique<LinkSet>(*boot_, transport_, &aborted_, Deadline::fromConfig());
+  links_ = std::make_unique<transport::LinkSet>(*boot_, transport_, &aborted_, Deadline::fromConfig());
   exec_.timeoutMs = config().timeoutMs();
   exec_.abortFlag = &aborted_;
   exec_.scratch = &scratch_;

@@ -27,11 +27,13 @@
 #include "comm/path_selector.hpp"
 #include "core/result.hpp"
 #include "device/base/gpu_plugin.h"
-#include "engine/exec_context.hpp"
+#include "exec/host/exec_context.hpp"
 
 namespace hetccl {
 
+namespace transport {
 class LinkSet;
+}  // namespace transport
 class DeviceExecutor;
 namespace domain {
 class VendorCcl;
@@ -157,9 +159,9 @@ class Communicator {
   std::shared_ptr<bootstrap::Bootstrap> boot_;
   algo::Topology topology_;
   std::atomic<bool> aborted_{false};  // before links_: transports hold a pointer to it
-  std::unique_ptr<LinkSet> links_;
+  std::unique_ptr<transport::LinkSet> links_;
   engine::ScratchArena scratch_;
-  engine::CallSequence calls_;  // the host messages' call stamp counters (engine/call_stamps.hpp)
+  engine::CallSequence calls_;  // the host messages' call stamp counters (exec/host/call_stamps.hpp)
   engine::ExecContext exec_;
   algo::Tuning tuning_;
   std::atomic<int> asyncError_{0};

@@ -4,10 +4,10 @@
 #include <memory>
 
 #include "comm/communicator.hpp"
-#include "comm/device_executor.hpp"
-#include "comm/pipeline_executor.hpp"
-#include "comm/staged_executor.hpp"
-#include "comm/vendor_executor.hpp"
+#include "exec/base/device_executor.hpp"
+#include "exec/pipeline/pipeline_executor.hpp"
+#include "exec/staged/staged_executor.hpp"
+#include "exec/vendor/vendor_executor.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
 #include "domain/nccl/nccl_vendor.hpp"

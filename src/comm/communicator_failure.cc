@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "comm/communicator.hpp"
-#include "comm/device_executor.hpp"
+#include "exec/base/device_executor.hpp"
 #include "core/log.hpp"
 
 namespace hetccl {

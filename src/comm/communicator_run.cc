@@ -1,10 +1,10 @@
 // Running a group: host-buffer groups on the host engine, to completion; device-buffer groups handed to
 // the device executor (device_executor.hpp), which queues them on the caller's stream.
-#include "comm/call_check.hpp"
+#include "exec/base/call_check.hpp"
 #include "comm/communicator.hpp"
-#include "comm/device_executor.hpp"
-#include "comm/links.hpp"
-#include "engine/run_group.hpp"
+#include "exec/base/device_executor.hpp"
+#include "transport/links/link_set.hpp"
+#include "exec/host/run_group.hpp"
 
 namespace hetccl {
 

@@ -4,7 +4,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
-#include "stream_exec/stream_executor.hpp"
+#include "exec/pipeline/stream_executor.hpp"
 
 namespace hetccl {
 namespace {
@@ -119,22 +119,6 @@ std::string vendorWords(const Layout& l, const std::string& here) {
 }
 
 }  // namespace
-
-const char* execPathName(ExecPath path) noexcept {
-  switch (path) {
-    case ExecPath::HostOnly:
-      return "host only";
-    case ExecPath::VendorDelegation:
-      return "vendor delegation";
-    case ExecPath::PipelineWithDomainVendor:
-      return "stream pipeline + vendor in domains";
-    case ExecPath::Pipeline:
-      return "stream pipeline";
-    case ExecPath::Staged:
-      return "host staging";
-  }
-  return "unknown";
-}
 
 bool vendorProbeNeeded(const PathFacts& f) {
   checkVendorCcl(f.vendorCcl);

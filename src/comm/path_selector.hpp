@@ -20,19 +20,9 @@
 #include "algo/topology.hpp"
 #include "algo/tuning.hpp"
 #include "core/peer_info.hpp"
+#include "exec/base/exec_path.hpp"
 
 namespace hetccl {
-
-/// The ways device-buffer calls run (one DeviceExecutor implementation each, but HostOnly).
-enum class ExecPath {
-  HostOnly,                  ///< no rank has a GPU: every call has host buffers (host engine)
-  VendorDelegation,          ///< single all-GPU domain: every device call goes to the vendor library
-  PipelineWithDomainVendor,  ///< stream pipeline between domains, the vendor library inside each domain
-  Pipeline,                  ///< stream pipeline only (src/stream_exec)
-  Staged,                    ///< device buffers staged through pinned host memory, host engine (DevicePath)
-};
-/// "host only", "vendor delegation", "stream pipeline + vendor in domains", "stream pipeline", "host staging".
-const char* execPathName(ExecPath path) noexcept;
 
 /// What the decision is made from; identical on every rank except `rank` and `localVendorError`.
 struct PathFacts {

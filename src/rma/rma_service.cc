@@ -6,7 +6,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "comm/communicator.hpp"
-#include "comm/links.hpp"
+#include "transport/links/link_set.hpp"
 #include "core/config.hpp"
 #include "core/log.hpp"
 #include "device/gpu_runtime.hpp"
@@ -62,7 +62,7 @@ void RmaService::start(Communicator& comm) {
   bootstrap::randomBytes(ids[rank_]);
   boot.allGather(ids.data(), sizeof(CommIdentity));
   identity_ = ids[0];
-  links_ = std::make_unique<LinkSet>(boot, transportSetting_, &aborted_, Deadline::fromConfig());
+  links_ = std::make_unique<transport::LinkSet>(boot, transportSetting_, &aborted_, Deadline::fromConfig());
   channels_.resize(size());
   dead_.resize(size());
   paths_.resize(size());

@@ -1,7 +1,7 @@
 // The RMA service of one communicator (hetccl_rma.h): registrations, descriptors, one-sided put/get and
 // ordered notifications over connections of its own.
 //
-// Design. hetcclRmaInit builds a second LinkSet (shm on one host, tcp between hosts, chosen as the
+// Design. hetcclRmaInit builds a second transport::LinkSet (shm on one host, tcp between hosts, chosen as the
 // communicator's links) so that RMA never interleaves with collective traffic, agrees on a random
 // communicator identity (bound into every descriptor) and starts one progress thread. Callers never
 // touch a transport: they queue messages per peer (under mu_) and wait on requests; the progress thread
@@ -46,7 +46,9 @@
 
 namespace hetccl {
 class Communicator;
+namespace transport {
 class LinkSet;
+}  // namespace transport
 namespace bootstrap {
 class Bootstrap;
 }
@@ -215,7 +217,7 @@ class RmaService final : public CommExtension, public std::enable_shared_from_th
   bool mappingsClosed_ = false;  ///< progress thread: stopping, peers' allocations no longer mapped (peer_copy.cc)
   std::unique_ptr<MemoryAccess> memory_;
   RegionTable regions_;
-  std::unique_ptr<LinkSet> links_;
+  std::unique_ptr<transport::LinkSet> links_;
   std::vector<std::string> paths_;
 
   mutable std::mutex mu_;

@@ -1,4 +1,4 @@
-// Test double: engine::Links held in a table indexed by peer rank, filled by a test harness with the
+// Test double: transport::Links held in a table indexed by peer rank, filled by a test harness with the
 // connections of a transport (tests/unit/engine/harness.hpp wires the in-memory fabric's). The product's
 // communicator keeps its links itself (src/comm).
 #pragma once
@@ -6,12 +6,12 @@
 #include <memory>
 #include <vector>
 
-#include "engine/links.hpp"
+#include "transport/base/links.hpp"
 
 namespace hetccl::engine {
 
 /// Links held in a table indexed by peer rank (entries may be empty for peers never talked to).
-class ConnectionTable final : public Links {
+class ConnectionTable final : public transport::Links {
  public:
   explicit ConnectionTable(int nranks) : send_(static_cast<size_t>(nranks)), recv_(static_cast<size_t>(nranks)) {}
   void setSend(int peer, std::unique_ptr<transport::SendConn> c) { send_.at(peer) = std::move(c); }

@@ -64,7 +64,7 @@ typedef void (*hetcclGpuLogger_v1_t)(int level, const char* file, int line, cons
  *   WAIT_GEQ     later work waits until (int64_t)(*word - value) >= 0
  *   WAIT_EQ      later work waits until *word == value
  *   WRITE        *word = value, after every earlier write of the stream is visible system-wide
- *   STAMP_CHECK  compares word[0..3] with expect[0..3] (a call stamp, see stream_exec/gpu_stamp.hpp); on the
+ *   STAMP_CHECK  compares word[0..3] with expect[0..3] (a call stamp, see exec/pipeline/gpu_stamp.hpp); on the
  *                first mismatch (report[0] still 0) stores report[1..4] = what was found, report[5..8] =
  *                expect, then report[0] = 1. Never waits; the stream goes on either way (the host reports
  *                the error and releases the streams).

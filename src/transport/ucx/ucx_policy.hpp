@@ -1,5 +1,5 @@
 // HETCCL_UCX, decided in one place for every user of UCX between hosts: the communicators' links
-// (comm/links.cc) and the agents' payload (agent/net_link.hpp).
+// (transport/links/link_set.cc) and the agents' payload (agent/net_link.hpp).
 //
 //   off   never UCX
 //   on    UCX between hosts wherever libucp loads (ucxUnavailableReason() is "")

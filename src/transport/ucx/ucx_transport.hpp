@@ -19,7 +19,7 @@
 
 namespace hetccl::transport {
 
-/// The ucx transport; canConnect() is always true (it is chosen by comm/links.cc). Throws SystemError,
+/// The ucx transport; canConnect() is always true (it is chosen by transport/links/link_set.cc). Throws SystemError,
 /// with the reason, when UCX is unavailable in this process (ucxUnavailableReason()).
 std::unique_ptr<Transport> makeUcxTransport();
 

@@ -126,7 +126,7 @@ class Worker {
 
 /// Availability of the ucx transport in this process: the loaded table, or null with `why` (libucp
 /// missing or unusable, or no UCP context can be created). Decided once per process (HETCCL_UCX is the
-/// caller's business: comm/links.cc).
+/// caller's business: transport/links/link_set.cc).
 const api::Ucp* availableUcp(std::string* why, Worker::Capabilities* caps = nullptr);
 
 }  // namespace hetccl::transport::ucx

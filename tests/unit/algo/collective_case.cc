@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "engine/run_group.hpp"
+#include "exec/host/run_group.hpp"
 #include "unit/engine/harness.hpp"
 
 namespace hetccl::test {

@@ -1,6 +1,6 @@
 // cutIntoPieces: how the staged device path cuts a group into pieces that pipeline, and which pieces are
 // staged in place.
-#include "comm/staged_pieces.hpp"
+#include "exec/staged/staged_pieces.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // StagingPlan: which device ranges a group touches, how they merge, which are copied in and out.
-#include "comm/staging_plan.hpp"
+#include "exec/staged/staging_plan.hpp"
 
 #include <gtest/gtest.h>
 

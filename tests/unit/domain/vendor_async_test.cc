@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "bootstrap_harness.hpp"
-#include "comm/vendor_route.hpp"
+#include "exec/vendor/vendor_route.hpp"
 #include "core/error.hpp"
 #include "domain/nccl/nccl_comm.hpp"
 #include "domain/nccl/nccl_vendor.hpp"

@@ -8,8 +8,8 @@
 
 #include "algo/planner.hpp"
 #include "core/error.hpp"
-#include "engine/call_stamps.hpp"
-#include "engine/run_group.hpp"
+#include "exec/host/call_stamps.hpp"
+#include "exec/host/run_group.hpp"
 #include "unit/engine/harness.hpp"
 
 namespace hetccl::test {

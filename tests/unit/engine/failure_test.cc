@@ -7,8 +7,8 @@
 
 #include "algo/planner.hpp"
 #include "core/error.hpp"
-#include "engine/executor.hpp"
-#include "engine/run_group.hpp"
+#include "exec/host/executor.hpp"
+#include "exec/host/run_group.hpp"
 #include "unit/engine/harness.hpp"
 
 namespace hetccl::test {

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "engine/run_group.hpp"
+#include "exec/host/run_group.hpp"
 #include "unit/algo/collective_case.hpp"
 #include "unit/engine/harness.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "engine/idle_spin.hpp"
+#include "exec/host/idle_spin.hpp"
 
 namespace hetccl::test {
 namespace {

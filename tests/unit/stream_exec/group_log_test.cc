@@ -9,8 +9,8 @@
 #include "bootstrap_harness.hpp"
 #include "bootstrap/unique_id.hpp"
 #include "sim_gpu.hpp"
-#include "stream_exec/gpu_ring.hpp"
-#include "stream_exec/gpu_stamp.hpp"
+#include "exec/pipeline/gpu_ring.hpp"
+#include "exec/pipeline/gpu_stamp.hpp"
 
 namespace hetccl::stream_exec {
 namespace {

@@ -1,4 +1,4 @@
-// The latency path (src/stream_exec/ll_path.hpp) on the simulated GPU, which runs the protocol's own code
+// The latency path (src/exec/pipeline/ll_path.hpp) on the simulated GPU, which runs the protocol's own code
 // (src/device/gpu/ll_protocol.cuh) as each rank's kernel on a thread of its own: small all-reduces of every
 // type and operator exact on 2, 3 and 4 ranks (every rank the same bits: the reference is reduced in rank
 // order as the kernels do), in and out of place; larger ones, other collectives, forced algorithms and ranks

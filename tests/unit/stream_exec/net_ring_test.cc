@@ -15,7 +15,7 @@
 #include "bootstrap_harness.hpp"
 #include "sim_gpu.hpp"
 #include "sim_world.hpp"
-#include "stream_exec/net_ring_wire.hpp"
+#include "exec/pipeline/net_ring_wire.hpp"
 #include "stream_test_support.hpp"
 #include "unit/engine/harness.hpp"
 

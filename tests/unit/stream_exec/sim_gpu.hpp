@@ -1,4 +1,4 @@
-// A simulated GPU behind the device plugin interface, so that the stream pipeline (src/stream_exec) runs
+// A simulated GPU behind the device plugin interface, so that the stream pipeline (src/exec/pipeline) runs
 // for real on a machine without a GPU: "device" memory is host memory, and one device thread executes the
 // operations queued on every stream in order, each stream blocked only by its own head (flag waits on
 // 64-bit counters, event waits, stream operations of the v2 interface), exactly the ordering rules of a

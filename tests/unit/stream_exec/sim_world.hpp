@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "bootstrap_harness.hpp"
-#include "comm/links.hpp"
+#include "transport/links/link_set.hpp"
 #include "core/error.hpp"
 #include "sim_gpu.hpp"
 #include "sim_vendor.hpp"
-#include "stream_exec/stream_executor.hpp"
+#include "exec/pipeline/stream_executor.hpp"
 #include "unit/algo/collective_case.hpp"
 #include "user_stream_work.hpp"
 
@@ -110,8 +110,8 @@ class SimWorld {
     bootstrap::testing::onEveryRank(ranks_, [&](int r, bootstrap::Bootstrap& boot) {
       const algo::Topology topology{r, n, layout.domainOf};
       if (hosts)
-        netLinks_[r] = std::make_unique<LinkSet>(boot, hosts->transport, &aborted_[r], Deadline::afterMs(20000),
-                                                 LinkScope::OtherHosts);
+        netLinks_[r] = std::make_unique<transport::LinkSet>(boot, hosts->transport, &aborted_[r], Deadline::afterMs(20000),
+                                                 transport::LinkScope::OtherHosts);
       if (vendorDomains)
         domainComms_[r].reset(static_cast<sim::SimDomainComm*>(
             vendor_.createComm(boot, topology.membersOf(layout.domainOf[r])).release()));
@@ -129,7 +129,7 @@ class SimWorld {
   std::vector<bootstrap::testing::JoinResult> ranks_;
   sim::SimVendorCcl vendor_;
   std::vector<std::unique_ptr<sim::SimDomainComm>> domainComms_;  // VendorDomains: per rank
-  std::vector<std::unique_ptr<LinkSet>> netLinks_;                // Hosts: per rank, to the ranks on other hosts
+  std::vector<std::unique_ptr<transport::LinkSet>> netLinks_;                // Hosts: per rank, to the ranks on other hosts
   std::vector<std::unique_ptr<stream_exec::StreamExecutor>> exec_;
   std::vector<void*> userStream_;
   std::unique_ptr<std::atomic<bool>[]> aborted_;

@@ -1,4 +1,4 @@
-// The staged device path (src/comm/device_path.hpp) refuses to be captured into a CUDA graph: its host
+// The staged device path (src/exec/staged/device_path.hpp) refuses to be captured into a CUDA graph: its host
 // thread would not run on replays, which would return the previous call's data. The refusal queues
 // nothing, names the path, and leaves the path usable. On the simulated GPU (sim_gpu.hpp).
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/device_path.hpp"
+#include "exec/staged/device_path.hpp"
 #include "core/error.hpp"
 #include "sim_gpu.hpp"
 

@@ -1,4 +1,4 @@
-// The staged device path (src/comm/device_path.hpp) pipelining a group's pieces on the simulated GPU
+// The staged device path (src/exec/staged/device_path.hpp) pipelining a group's pieces on the simulated GPU
 // (sim_gpu.hpp, adversarial stream order): calls cut into many pieces through few staging slots, back to
 // back on two user streams that share the path's staging, inputs written and outputs read on the user's
 // stream, nothing drained between calls. The host engine is modelled by a runner that sums the group over
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bootstrap_harness.hpp"
-#include "comm/device_path.hpp"
+#include "exec/staged/device_path.hpp"
 #include "sim_gpu.hpp"
 #include "stream_test_support.hpp"
 

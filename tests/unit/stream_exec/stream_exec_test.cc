@@ -15,7 +15,7 @@
 #include "core/error.hpp"
 #include "sim_gpu.hpp"
 #include "sim_world.hpp"
-#include "stream_exec/stream_executor.hpp"
+#include "exec/pipeline/stream_executor.hpp"
 #include "stream_test_support.hpp"
 #include "unit/algo/collective_case.hpp"
 

@@ -1,4 +1,4 @@
-// Delegation to the vendor library (src/comm/vendor_route.hpp) on a communicator of one rank: Avg and
+// Delegation to the vendor library (src/exec/vendor/vendor_route.hpp) on a communicator of one rank: Avg and
 // PreMulSum reductions must not reach the vendor's single-rank path, which NCCL 2.28.9 gets wrong (the
 // last element of an odd-count 8-byte one; fp8 ones refused). The simulated vendor emulates that defect
 // (emulateSingleRankScalingDefect), so a route that hands them to it fails here; the results are
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bootstrap_harness.hpp"
-#include "comm/vendor_route.hpp"
+#include "exec/vendor/vendor_route.hpp"
 #include "device/host/reduce.hpp"
 #include "sim_gpu.hpp"
 #include "sim_vendor.hpp"

@@ -1,4 +1,4 @@
-// Wire vectors of the stream pipeline's GPU rings (src/stream_exec): the ring segment's header as the real
+// Wire vectors of the stream pipeline's GPU rings (src/exec/pipeline): the ring segment's header as the real
 // GpuRingSet writes it, and the 64-byte slot headers with the piece token and the call stamp a sender's
 // stream (between hosts: its proxy) writes. A CUDA process and a HIP process of one host share these rings;
 // both read and write them with 64-bit words, and both compute the same tokens (pieceToken).
@@ -9,8 +9,8 @@
 
 #include "bootstrap_harness.hpp"
 #include "bootstrap/unique_id.hpp"
-#include "stream_exec/gpu_ring.hpp"
-#include "stream_exec/gpu_stamp.hpp"
+#include "exec/pipeline/gpu_ring.hpp"
+#include "exec/pipeline/gpu_stamp.hpp"
 #include "transport/base/call_stamp.hpp"
 #include "wire_vectors.hpp"
 
@@ -72,7 +72,7 @@ void checkSlotHeader(const std::string& name, const std::vector<algo::CollOp>& o
   const uint64_t token = stream_exec::pieceToken(stamp, slot);
   Bytes encoded = wordsToBytes({token, word0, group, bytes, piece, length}, stream_exec::kGpuSlotHeaderBytes);
   Bytes committed = checkVector(
-      {name, "GPU ring slot header (src/stream_exec/gpu_ring.hpp, gpu_stamp.hpp), GPU ring version 4, 64-bit words "
+      {name, "GPU ring slot header (src/exec/pipeline/gpu_ring.hpp, gpu_stamp.hpp), GPU ring version 4, 64-bit words "
              "in host (little-endian) order",
        {"input: " + input, "word0 by groupStampWord0 and the state word by pieceToken (real); words 1-3 and the length "
                            "composed as stream_program.cc writes them"},
@@ -161,7 +161,7 @@ TEST(WireVectors, GpuRing) {
   ASSERT_EQ(ring.size(), 4480u);
   EXPECT_EQ(segmentBytes, 8192u + 2 * 64);
   Bytes committed = checkVector(
-      {"gpu_ring", "GPU ring segment header (src/stream_exec/gpu_ring.hpp), GPU ring version 4, HOST byte order",
+      {"gpu_ring", "GPU ring segment header (src/exec/pipeline/gpu_ring.hpp), GPU ring version 4, HOST byte order",
        {"input: GpuRingSet::build(2 ranks, 2 slots of 64 bytes), the ring rank 0 -> rank 1 as created (nothing sent).",
         "Bytes 0..4479 of the segment: header, then the slot headers from GpuRing::headerOffset() = 4352; the slots",
         "start on the next 4 KiB page (8192), total 8192 + 2 x 64 bytes."},

@@ -21,7 +21,7 @@
 #include "bootstrap/handshake.hpp"
 #include "bootstrap/unique_id.hpp"
 #include "device/base/gpu_plugin.h"
-#include "stream_exec/gpu_ring.hpp"
+#include "exec/pipeline/gpu_ring.hpp"
 #include "transport/base/call_stamp.hpp"
 #include "transport/base/transport.hpp"
 #include "transport/shm/shm_segment.hpp"
@@ -81,7 +81,7 @@ static_assert(offsetof(SlotInfo, flags) == 20);
 static_assert(offsetof(SlotInfo, stamp) == 24);
 static_assert(hetccl::transport::shm::kRingVersion == 3, "ring version changed: regenerate shm_ring.hex");
 
-// GPU ring segment (src/stream_exec/gpu_ring.hpp): mapped by both processes and registered with both
+// GPU ring segment (src/exec/pipeline/gpu_ring.hpp): mapped by both processes and registered with both
 // GPU runtimes (an NVIDIA and an AMD GPU may share one ring).
 static_assert(std::is_standard_layout_v<GpuRingHeader>);
 static_assert(alignof(GpuRingHeader) == 64 && sizeof(GpuRingHeader) == 4352);
