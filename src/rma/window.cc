@@ -9,13 +9,23 @@ namespace hetccl::rma {
 
 using transport::shm::ShmSegment;
 
-size_t Window::slotsOffset() { return (sizeof(WindowHeader) + 4095) / 4096 * 4096; }
+namespace {
+
+size_t windowDataOffset(uint32_t) { return (sizeof(WindowHeader) + 4095) / 4096 * 4096; }
+
+/// The window as a kind of shared-memory segment: up to 1024 slots of up to 1 GiB.
+const transport::shm::SegmentKind kWindowKind{"RMA window", kWindowMagic, kWindowVersion, 1024, uint64_t{1} << 30,
+                                              &windowDataOffset};
+
+}  // namespace
+
+size_t Window::slotsOffset() { return windowDataOffset(0); }
 
 Window::Window(ShmSegment segment, device::GpuRuntime* gpu)
     : segment_(std::move(segment)), published_(segment_.name()) {
   const WindowHeader* h = header();
-  slots_ = h->slots;
-  slotBytes_ = h->slotBytes;
+  slots_ = h->segment.slots;
+  slotBytes_ = h->segment.slotBytes;
   data_ = static_cast<unsigned char*>(segment_.data()) + slotsOffset();
   if (gpu) {
     gpu->registerHost(segment_.data(), segment_.size());  // throws naming the runtime's error
@@ -31,19 +41,14 @@ std::unique_ptr<Window> Window::create(const std::string& name, int from, int to
                                        device::GpuRuntime* gpu) {
   if (slots == 0 || slotBytes == 0 || slotBytes % 64 != 0)
     throw InvalidArgument(concat("RMA window geometry ", slots, " x ", slotBytes, " bytes is invalid"));
-  const size_t total = slotsOffset() + size_t{slots} * slotBytes;
-  ShmSegment seg = ShmSegment::create(name, total, "RMA windows: HETCCL_RMA_WINDOW_SLOTS x HETCCL_RMA_WINDOW_BYTES "
-                                                   "per direction and pair of ranks of one host (HETCCL_RMA_WINDOW=off: none)");
+  ShmSegment seg = ShmSegment::create(name, kWindowKind.totalBytes(slots, slotBytes),
+                                     "RMA windows: HETCCL_RMA_WINDOW_SLOTS x HETCCL_RMA_WINDOW_BYTES "
+                                     "per direction and pair of ranks of one host (HETCCL_RMA_WINDOW=off: none)");
   auto* h = static_cast<WindowHeader*>(seg.data());
-  h->version = kWindowVersion;
-  h->slots = slots;
-  h->slotBytes = slotBytes;
-  h->totalBytes = total;
-  h->fromRank = from;
-  h->toRank = to;
+  transport::shm::describeSegment(h->segment, kWindowKind, slots, slotBytes, from, to);
   h->head.store(0, std::memory_order_relaxed);
   h->tail.store(0, std::memory_order_relaxed);
-  h->magic.store(kWindowMagic, std::memory_order_release);
+  transport::shm::publishSegment(h->segment, kWindowKind);
   return std::unique_ptr<Window>(new Window(std::move(seg), gpu));
 }
 
@@ -55,13 +60,8 @@ std::unique_ptr<Window> Window::open(const std::string& name, int from, int to, 
   };
   if (!seg) throw bad("does not exist");
   const auto* h = static_cast<const WindowHeader*>(seg->data());
-  if (h->magic.load(std::memory_order_acquire) != kWindowMagic || h->version != kWindowVersion)
-    throw bad("has a bad magic or version");
-  if (h->slots == 0 || h->slots > 1024 || h->slotBytes == 0 || h->slotBytes % 64 != 0 ||
-      h->slotBytes > (uint64_t{1} << 30) || h->totalBytes != slotsOffset() + size_t{h->slots} * h->slotBytes ||
-      h->totalBytes != seg->size())
-    throw bad(concat("has a bad geometry (", h->slots, " x ", h->slotBytes, " bytes in ", seg->size(), ")"));
-  if (h->fromRank != from || h->toRank != to) throw bad(concat("is for ranks ", h->fromRank, "->", h->toRank));
+  const std::string problem = transport::shm::segmentProblem(h->segment, kWindowKind, seg->size(), from, to);
+  if (!problem.empty()) throw bad(problem);
   return std::unique_ptr<Window>(new Window(std::move(*seg), gpu));
 }
 

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "transport/shm/cross_mapping_sync.hpp"
+#include "transport/shm/segment_header.hpp"
 #include "transport/shm/shm_segment.hpp"
 
 namespace hetccl::device {
@@ -39,13 +40,7 @@ inline constexpr uint32_t kWindowVersion = 1;
 inline constexpr uint32_t kMaxWindowSlots = 64;
 
 struct alignas(64) WindowHeader {
-  std::atomic<uint64_t> magic;  ///< kWindowMagic once initialised (stored last, release)
-  uint32_t version;
-  uint32_t slots;
-  uint64_t slotBytes;
-  uint64_t totalBytes;
-  int32_t fromRank;
-  int32_t toRank;
+  transport::shm::SegmentHeader segment;  ///< magic kWindowMagic, version kWindowVersion (segment_header.hpp)
   alignas(64) std::atomic<uint64_t> head;  ///< chunks published (sender only)
   alignas(64) std::atomic<uint64_t> tail;  ///< chunks released (receiver only)
 };

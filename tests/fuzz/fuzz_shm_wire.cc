@@ -32,12 +32,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto& header = *reinterpret_cast<const shm::RingHeader*>(raw);
   uint64_t segmentBytes = 0;
   for (int i = 0; i < 8; ++i) segmentBytes |= static_cast<uint64_t>(in.byte()) << (8 * i);
-  shm::RingExpectation expect{header.fromRank, header.toRank, header.token, static_cast<size_t>(segmentBytes)};
+  shm::RingExpectation expect{header.segment.fromRank, header.segment.toRank, header.token, static_cast<size_t>(segmentBytes)};
   if (shm::ringHeaderProblem(header, expect).empty()) {
-    shm::RingGeometry g = shm::RingGeometry::of(header.slots, header.slotBytes);
+    shm::RingGeometry g = shm::RingGeometry::of(header.segment.slots, header.segment.slotBytes);
     // The last slot ends inside the segment, and the layout did not wrap around.
     if (g.dataOffset < g.infoOffset || g.totalBytes < g.dataOffset || g.totalBytes != segmentBytes ||
-        (g.totalBytes - g.dataOffset) / header.slotBytes != header.slots)
+        (g.totalBytes - g.dataOffset) / header.segment.slotBytes != header.segment.slots)
       std::abort();
   }
   return 0;

@@ -28,22 +28,20 @@ std::string ringName(const NameTag& receiverTag, int from, int to) {
   return concat("/hetccl-gpu-", receiverTag.hex, "-", from, "-", to);
 }
 
+/// The GPU ring as a kind of shared-memory segment (slots bounded by the piece tokens, kMaxTokenSlots).
+const transport::shm::SegmentKind kGpuRingKind{"GPU ring", kGpuRingMagic, kGpuRingVersion, kMaxTokenSlots,
+                                               uint64_t{1} << 32, &dataOffset};
+
 ShmSegment createRing(const std::string& name, int from, int to, uint32_t slots, uint64_t slotBytes) {
-  const size_t total = dataOffset(slots) + size_t{slots} * slotBytes;
-  ShmSegment seg = ShmSegment::create(name, total);
+  ShmSegment seg = ShmSegment::create(name, kGpuRingKind.totalBytes(slots, slotBytes));
   auto* h = new (seg.data()) GpuRingHeader{};
-  h->version = kGpuRingVersion;
-  h->slots = slots;
-  h->slotBytes = slotBytes;
-  h->totalBytes = total;
-  h->fromRank = from;
-  h->toRank = to;
+  transport::shm::describeSegment(h->segment, kGpuRingKind, slots, slotBytes, from, to);
   for (uint64_t& w : h->report) w = 0;
   h->expect = 0;
   for (GpuGroupLogEntry& e : h->sentGroups) e = GpuGroupLogEntry{};
   for (GpuGroupLogEntry& e : h->expectedGroups) e = GpuGroupLogEntry{};
   std::memset(static_cast<char*>(seg.data()) + GpuRing::headerOffset(), 0, size_t{slots} * kGpuSlotHeaderBytes);  // empty
-  h->magic.store(kGpuRingMagic, std::memory_order_release);
+  transport::shm::publishSegment(h->segment, kGpuRingKind);
   return seg;
 }
 
@@ -55,12 +53,8 @@ ShmSegment openRing(const std::string& name, const PeerInfo& peer, int self) {
   };
   if (!seg) throw bad("does not exist (did that rank fail while creating it?)");
   const auto* h = static_cast<const GpuRingHeader*>(seg->data());
-  if (h->magic.load(std::memory_order_acquire) != kGpuRingMagic || h->version != kGpuRingVersion)
-    throw bad("has a bad magic or version");
-  if (h->slots == 0 || h->slotBytes == 0 || h->slotBytes % 64 != 0 ||
-      h->totalBytes != dataOffset(h->slots) + size_t{h->slots} * h->slotBytes || h->totalBytes != seg->size())
-    throw bad(concat("has a bad geometry (", h->slots, " x ", h->slotBytes, " bytes in ", seg->size(), ")"));
-  if (h->fromRank != peer.rank || h->toRank != self) throw bad(concat("is for ranks ", h->fromRank, "->", h->toRank));
+  const std::string problem = transport::shm::segmentProblem(h->segment, kGpuRingKind, seg->size(), peer.rank, self);
+  if (!problem.empty()) throw bad(problem);
   return std::move(*seg);
 }
 

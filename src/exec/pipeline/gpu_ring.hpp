@@ -40,6 +40,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "device/base/gpu_plugin.h"
+#include "transport/shm/segment_header.hpp"
 #include "transport/shm/shm_segment.hpp"
 
 namespace hetccl::stream_exec {
@@ -61,13 +62,7 @@ struct GpuGroupLogEntry {
 enum class GroupLog { Sent, Expected };
 
 struct alignas(64) GpuRingHeader {
-  std::atomic<uint64_t> magic;  ///< kGpuRingMagic once initialised (stored last, release)
-  uint32_t version;
-  uint32_t slots;
-  uint64_t slotBytes;
-  uint64_t totalBytes;
-  int32_t fromRank;
-  int32_t toRank;
+  transport::shm::SegmentHeader segment;  ///< magic kGpuRingMagic, version kGpuRingVersion (segment_header.hpp)
   alignas(64) uint64_t report[HETCCL_GPU_REPORT_WORDS];
   alignas(64) uint64_t expect;
   alignas(64) GpuGroupLogEntry sentGroups[kGpuGroupLogEntries];
@@ -84,8 +79,8 @@ class GpuRing {
   GpuRing(const GpuRing&) = delete;
   GpuRing& operator=(const GpuRing&) = delete;
 
-  uint32_t slots() const { return header()->slots; }
-  uint64_t slotBytes() const { return header()->slotBytes; }
+  uint32_t slots() const { return header()->segment.slots; }
+  uint64_t slotBytes() const { return header()->segment.slotBytes; }
   /// Slot of the k-th piece of a group.
   char* slot(uint64_t k) const { return data_ + (k % slots()) * slotBytes(); }
   /// The state word of that slot, followed by its stamp (4 words) and length, as streams address them.

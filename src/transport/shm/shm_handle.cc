@@ -10,8 +10,6 @@ namespace {
 
 constexpr uint32_t kHandleMagic = 0x4d485348;  // "HSHM"
 constexpr uint16_t kHandleVersion = 1;
-constexpr uint64_t kMaxSlots = 1u << 16;         // config allows 4096
-constexpr uint64_t kMaxSlotBytes = uint64_t{1} << 40;  // config allows 1 GiB; bounds keep the layout from overflowing
 
 struct HandleWire {
   uint32_t magic;
@@ -51,14 +49,9 @@ std::string decodeShmHandle(const Handle& handle) {
 }
 
 std::string ringHeaderProblem(const RingHeader& h, const RingExpectation& expect) {
-  if (h.version != kRingVersion) return concat("version ", h.version, " (expected ", kRingVersion, ")");
-  if (h.slots == 0 || h.slots > kMaxSlots || h.slotBytes == 0 || h.slotBytes % 64 != 0 || h.slotBytes > kMaxSlotBytes)
-    return concat("bad geometry: ", h.slots, " slots of ", h.slotBytes, " bytes");
-  if (RingGeometry::of(h.slots, h.slotBytes).totalBytes != h.totalBytes || h.totalBytes != expect.segmentBytes)
-    return concat("size ", expect.segmentBytes, " does not match ", h.slots, " slots of ", h.slotBytes, " bytes");
-  if (h.fromRank != expect.fromRank || h.toRank != expect.toRank || h.token != expect.token)
-    return concat("it is for ranks ", h.fromRank, "->", h.toRank, " or another token");
-  return "";
+  std::string problem = segmentProblem(h.segment, kRingKind, expect.segmentBytes, expect.fromRank, expect.toRank);
+  if (problem.empty() && h.token != expect.token) problem = "has another connection token";
+  return problem;
 }
 
 }  // namespace hetccl::transport::shm

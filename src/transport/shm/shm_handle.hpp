@@ -30,9 +30,9 @@ struct RingExpectation {
   size_t segmentBytes;  ///< the size of the mapped segment
 };
 
-/// "" when the ring header (read once the magic is published) is consistent with `expect`: version,
-/// geometry (slots >= 1, slotBytes a non-zero multiple of 64, no overflow, totalBytes equals the layout
-/// and the segment size), ranks and token. Otherwise says what is wrong. Reads only the plain fields.
+/// "" when the ring header is a published segment of kRingKind consistent with `expect`
+/// (segmentProblem(): magic, version, geometry, size, ranks) and carries the expected token. Otherwise says
+/// what is wrong. Reads only the header.
 std::string ringHeaderProblem(const RingHeader& header, const RingExpectation& expect);
 
 }  // namespace hetccl::transport::shm

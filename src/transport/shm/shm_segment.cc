@@ -47,6 +47,8 @@ std::string reserveFailure(const std::string& name, size_t bytes, int err, const
 
 }  // namespace
 
+size_t ringDataOffset(uint32_t slots) { return RingGeometry::of(slots, 0).dataOffset; }
+
 RingGeometry RingGeometry::of(uint32_t slots, uint64_t slotBytes) {
   RingGeometry g{};
   g.infoOffset = roundUp64(sizeof(RingHeader));
@@ -121,9 +123,9 @@ ShmSegment::~ShmSegment() {
 RingView ShmSegment::ring() const {
   auto* base = static_cast<unsigned char*>(data_);
   auto* header = reinterpret_cast<RingHeader*>(base);
-  RingGeometry g = RingGeometry::of(header->slots, header->slotBytes);
-  return RingView{header, reinterpret_cast<SlotInfo*>(base + g.infoOffset), base + g.dataOffset, header->slots,
-                  header->slotBytes};
+  RingGeometry g = RingGeometry::of(header->segment.slots, header->segment.slotBytes);
+  return RingView{header, reinterpret_cast<SlotInfo*>(base + g.infoOffset), base + g.dataOffset, header->segment.slots,
+                  header->segment.slotBytes};
 }
 
 }  // namespace hetccl::transport::shm

@@ -2,7 +2,8 @@
 // one shm connection), and the ring's layout in that segment.
 //
 // Layout (all offsets multiples of 64):
-//   RingHeader                      magic/version/geometry/identity, head and tail on separate cache lines
+//   RingHeader                      SegmentHeader (magic/version/geometry/ranks), token, head and tail on
+//                                   separate cache lines
 //   SlotInfo[slots]                 per slot: which message the piece belongs to and its byte count
 //   data[slots][slotBytes]          the pieces themselves (slotBytes is a multiple of 64)
 // The creator (sender) fills every field, then stores `magic` with release order; a reader that sees the
@@ -14,7 +15,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
+
+#include "transport/shm/segment_header.hpp"
 
 namespace hetccl::transport::shm {
 
@@ -22,20 +26,14 @@ inline constexpr uint64_t kRingMagic = 0x4853'6c63'6374'6568ull;  // "hetcclSH" 
 inline constexpr uint32_t kRingVersion = 3;  ///< 2: SlotInfo carries a crc (HETCCL_CHECKSUM); 3: a call stamp
 
 struct alignas(64) RingHeader {
-  std::atomic<uint64_t> magic;  ///< kRingMagic once initialised (stored last, release)
-  uint32_t version;
-  uint32_t slots;
-  uint64_t slotBytes;
-  uint64_t totalBytes;  ///< size of the whole segment
-  int32_t fromRank;     ///< sender
-  int32_t toRank;       ///< receiver
-  uint64_t token;
+  SegmentHeader segment;  ///< kind kRingKind (segment_header.hpp)
+  uint64_t token;         ///< the connection token both ends derived through the bootstrap
   alignas(64) std::atomic<uint64_t> head;  ///< slots published by the sender (written by the sender only)
   alignas(64) std::atomic<uint64_t> tail;  ///< slots released by the receiver (written by the receiver only)
   alignas(64) std::atomic<uint32_t> senderClosed;    ///< the sender's connection was destroyed
   std::atomic<uint32_t> receiverClosed;              ///< the receiver's connection was destroyed
 };
-static_assert(std::atomic<uint64_t>::is_always_lock_free, "shm ring needs lock-free 64-bit atomics");
+static_assert(std::is_standard_layout_v<RingHeader>);
 
 /// Describes the piece in one slot; written by the sender before it publishes `head`.
 struct SlotInfo {
@@ -66,6 +64,12 @@ struct RingGeometry {
   size_t totalBytes;
   static RingGeometry of(uint32_t slots, uint64_t slotBytes);
 };
+
+/// Where a ring's data starts (RingGeometry::of(slots, ...).dataOffset).
+size_t ringDataOffset(uint32_t slots);
+/// The shm ring as a kind of segment: slots and slot bytes bounded far above what the configuration allows
+/// (4096 and 1 GiB), so that the layout's arithmetic cannot overflow.
+inline constexpr SegmentKind kRingKind{"shm ring", kRingMagic, kRingVersion, 1u << 16, uint64_t{1} << 40, &ringDataOffset};
 
 /// RAII owner of one mapping of a named POSIX shm segment. Move-only. The destructor unmaps; a segment
 /// this process created also has its name removed then (so no failure path between create() and the

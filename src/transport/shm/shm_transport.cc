@@ -19,8 +19,6 @@
 namespace hetccl::transport {
 namespace {
 
-using shm::kRingMagic;
-using shm::kRingVersion;
 using shm::RingGeometry;
 using shm::RingHeader;
 using shm::ShmSegment;
@@ -91,14 +89,9 @@ class ShmTransport final : public Transport {
                " x HETCCL_SHM_SLOT_BYTES=", slotBytes, "): n ranks on a host need n*(n-1) rings, e.g. ", mib(2),
                " MiB for 2 ranks, ", mib(12), " MiB for 4, ", mib(56), " MiB for 8, plus GPU rings."));
     auto* h = new (seg.data()) RingHeader{};
-    h->version = kRingVersion;
-    h->slots = slots;
-    h->slotBytes = slotBytes;
-    h->totalBytes = g.totalBytes;
-    h->fromRank = info.self.rank;
-    h->toRank = info.peer.rank;
+    shm::describeSegment(h->segment, shm::kRingKind, slots, slotBytes, info.self.rank, info.peer.rank);
     h->token = info.token;
-    h->magic.store(kRingMagic, std::memory_order_release);  // last: the header is now complete
+    shm::publishSegment(h->segment, shm::kRingKind);  // last: the header is now complete
     HETCCL_INFO(log::kShm, "shm connect rank ", info.self.rank, " -> ", info.peer.rank, ": ring of ", slots, " x ",
                 slotBytes, " bytes");
     return std::make_unique<shm::ShmSendConn>(std::move(seg), info);
@@ -139,7 +132,7 @@ class ShmTransport final : public Transport {
     auto seg = ShmSegment::tryOpen(name, sizeof(RingHeader));
     if (!seg) return std::nullopt;
     const auto& h = *static_cast<const RingHeader*>(seg->data());
-    if (h.magic.load(std::memory_order_acquire) != kRingMagic) return std::nullopt;
+    if (!shm::segmentPublished(h.segment, shm::kRingKind)) return std::nullopt;
     return seg;
   }
 };

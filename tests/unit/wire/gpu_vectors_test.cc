@@ -154,7 +154,7 @@ TEST(WireVectors, GpuRing) {
       const auto* base = reinterpret_cast<const unsigned char*>(set.out[1]->slotHeader(0)) - stream_exec::GpuRing::headerOffset();
       std::lock_guard<std::mutex> lock(mu);
       ring.assign(base, base + stream_exec::GpuRing::headerOffset() + 2 * stream_exec::kGpuSlotHeaderBytes);
-      segmentBytes = reinterpret_cast<const GpuRingHeader*>(base)->totalBytes;
+      segmentBytes = reinterpret_cast<const GpuRingHeader*>(base)->segment.totalBytes;
     }
     boot.barrier();
   });
@@ -187,13 +187,13 @@ TEST(WireVectors, GpuRing) {
   if (committed.empty()) return;
   GpuRingHeader h;
   std::memcpy(static_cast<void*>(&h), committed.data(), sizeof h);
-  EXPECT_EQ(h.magic.load(), stream_exec::kGpuRingMagic);
-  EXPECT_EQ(h.version, stream_exec::kGpuRingVersion);
-  EXPECT_EQ(h.slots, 2u);
-  EXPECT_EQ(h.slotBytes, 64u);
-  EXPECT_EQ(h.totalBytes, 8192u + 128);
-  EXPECT_EQ(h.fromRank, 0);
-  EXPECT_EQ(h.toRank, 1);
+  EXPECT_EQ(h.segment.magic.load(), stream_exec::kGpuRingMagic);
+  EXPECT_EQ(h.segment.version, stream_exec::kGpuRingVersion);
+  EXPECT_EQ(h.segment.slots, 2u);
+  EXPECT_EQ(h.segment.slotBytes, 64u);
+  EXPECT_EQ(h.segment.totalBytes, 8192u + 128);
+  EXPECT_EQ(h.segment.fromRank, 0);
+  EXPECT_EQ(h.segment.toRank, 1);
 }
 
 }  // namespace

@@ -59,15 +59,20 @@ static_assert(sizeof(std::atomic<uint64_t>) == 8 && alignof(std::atomic<uint64_t
 static_assert(sizeof(std::atomic<uint32_t>) == 4);
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
               "atomics in shared memory must be lock-free (address-free)");
+// The header every such segment begins with (src/transport/shm/segment_header.hpp): shm rings, GPU rings
+// and RMA windows.
+using hetccl::transport::shm::SegmentHeader;
+static_assert(std::is_standard_layout_v<SegmentHeader> && sizeof(SegmentHeader) == 40 && alignof(SegmentHeader) == 8);
+static_assert(offsetof(SegmentHeader, magic) == 0);
+static_assert(offsetof(SegmentHeader, version) == 8);
+static_assert(offsetof(SegmentHeader, slots) == 12);
+static_assert(offsetof(SegmentHeader, slotBytes) == 16);
+static_assert(offsetof(SegmentHeader, totalBytes) == 24);
+static_assert(offsetof(SegmentHeader, fromRank) == 32);
+static_assert(offsetof(SegmentHeader, toRank) == 36);
 static_assert(std::is_standard_layout_v<RingHeader> && std::is_standard_layout_v<SlotInfo>);
 static_assert(alignof(RingHeader) == 64 && sizeof(RingHeader) == 256);
-static_assert(offsetof(RingHeader, magic) == 0);
-static_assert(offsetof(RingHeader, version) == 8);
-static_assert(offsetof(RingHeader, slots) == 12);
-static_assert(offsetof(RingHeader, slotBytes) == 16);
-static_assert(offsetof(RingHeader, totalBytes) == 24);
-static_assert(offsetof(RingHeader, fromRank) == 32);
-static_assert(offsetof(RingHeader, toRank) == 36);
+static_assert(offsetof(RingHeader, segment) == 0);
 static_assert(offsetof(RingHeader, token) == 40);
 static_assert(offsetof(RingHeader, head) == 64);
 static_assert(offsetof(RingHeader, tail) == 128);
@@ -85,13 +90,7 @@ static_assert(hetccl::transport::shm::kRingVersion == 3, "ring version changed: 
 // GPU runtimes (an NVIDIA and an AMD GPU may share one ring).
 static_assert(std::is_standard_layout_v<GpuRingHeader>);
 static_assert(alignof(GpuRingHeader) == 64 && sizeof(GpuRingHeader) == 4352);
-static_assert(offsetof(GpuRingHeader, magic) == 0);
-static_assert(offsetof(GpuRingHeader, version) == 8);
-static_assert(offsetof(GpuRingHeader, slots) == 12);
-static_assert(offsetof(GpuRingHeader, slotBytes) == 16);
-static_assert(offsetof(GpuRingHeader, totalBytes) == 24);
-static_assert(offsetof(GpuRingHeader, fromRank) == 32);
-static_assert(offsetof(GpuRingHeader, toRank) == 36);
+static_assert(offsetof(GpuRingHeader, segment) == 0);
 static_assert(offsetof(GpuRingHeader, report) == 64);
 static_assert(sizeof(GpuRingHeader::report) == 8 * HETCCL_GPU_REPORT_WORDS && HETCCL_GPU_REPORT_WORDS == 9);
 static_assert(offsetof(GpuRingHeader, expect) == 192 && sizeof(GpuRingHeader::expect) == 8);
