@@ -1,6 +1,8 @@
 // Communicator lifecycle: creation (device binding, bootstrap, topology), the set-up exchanges, finalize,
 // abort and destruction. The other concepts of the class live in communicator_*.cc (see the header).
 #include "comm/communicator.hpp"
+#include "bootstrap/root_cause.hpp"
+#include "exec/host/host_executor.hpp"
 
 #include <map>
 
@@ -70,7 +72,7 @@ Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const Com
   try {  // every exchange of the set-up: a rank that failed is named, and the others are told (as in runHost)
     setUp(options);
   } catch (const PeerError& e) {
-    PeerError cause = rootCause(e);
+    PeerError cause = bootstrap::rootCause(*boot_, e, &aborted_);
     boot_->reportFailure(cause);
     throw cause;
   }
@@ -98,6 +100,8 @@ void Communicator::setUp(const CommOptions& options) {
   if (!tuning_.allReduceBands.empty())
     HETCCL_INFO(log::kInit, "rank ", rank(), ": host all-reduces under auto from HETCCL_TUNING_FILE: ", fileBands.bandsText);
   checkCalls_ = config().boolean("HETCCL_CHECK_CALLS");
+  hostExec_ = std::make_unique<engine::HostExecutor>(topology_, tuning_, *boot_, *links_, exec_, checkCalls_,
+                                                     &asyncError_, [this](const Error& e) { fail(e); });
   setUpDeviceExecution();
 }
 
@@ -143,7 +147,7 @@ void Communicator::finalize() {
   try {
     boot_->barrier();  // nobody tears down links while a peer may still read from them
   } catch (const PeerError& e) {  // as in runHost: tell the others which rank failed before leaving
-    PeerError cause = rootCause(e);
+    PeerError cause = bootstrap::rootCause(*boot_, e, &aborted_);
     fail(cause);
     boot_->reportFailure(cause);
     throw cause;

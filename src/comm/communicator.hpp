@@ -35,6 +35,9 @@ namespace transport {
 class LinkSet;
 }  // namespace transport
 class DeviceExecutor;
+namespace engine {
+class HostExecutor;
+}  // namespace engine
 namespace domain {
 class VendorCcl;
 class DomainComm;
@@ -134,7 +137,6 @@ class Communicator {
   /// The constructor's exchanges over the bootstrap (settings that must agree, links, device
   /// executor); a PeerError from them is reported to the other ranks by the constructor.
   void setUp(const CommOptions& options);
-  void runHost(std::span<const algo::CollOp> ops);
   /// Every rank (collective): chooses how device-buffer calls run (path_selector.hpp; the vendor
   /// library's availability is all-gathered when it matters), logs the choice and its reason at INFO
   /// (WARN when HETCCL_GPU_EXEC cannot be honoured), and creates the executor on GPU ranks — now,
@@ -152,8 +154,6 @@ class Communicator {
   /// True when the group's buffers are device memory; throws InvalidArgument for a mix.
   bool isDeviceGroup(std::span<const algo::CollOp> ops) const;
   void fail(const Error& e);
-  /// The peer failure to report for `seen`: the first failure the bootstrap noticed, when it differs.
-  PeerError rootCause(const PeerError& seen) const;
 
   std::shared_ptr<bootstrap::Bootstrap> parentBoot_;  // declared first: destroyed last
   std::shared_ptr<bootstrap::Bootstrap> boot_;
@@ -182,8 +182,11 @@ class Communicator {
   std::string transport_;           // the links' transport setting
   bootstrap::Secret serviceKey_{};  // derived from the job's secret (create(), inherited by split())
   std::shared_ptr<CommExtension> rma_;  // guarded by mu_; stopped before the members it uses go
-  // Declared last: destroyed first, while the links and the bootstrap its work uses still exist. Null on
-  // CPU ranks (their calls never have device buffers).
+  // Every host-buffer group (and the staged executor's pieces) runs through it; it uses the links, exec_,
+  // tuning_ and asyncError_ above, so it is declared after them.
+  std::unique_ptr<engine::HostExecutor> hostExec_;
+  // Declared last: destroyed first, while the host executor, the links and the bootstrap its work uses still
+  // exist. Null on CPU ranks (their calls never have device buffers).
   std::unique_ptr<DeviceExecutor> executor_;
 };
 

@@ -6,6 +6,7 @@
 #include "comm/communicator.hpp"
 #include "exec/base/device_executor.hpp"
 #include "exec/pipeline/pipeline_executor.hpp"
+#include "exec/host/host_executor.hpp"
 #include "exec/staged/staged_executor.hpp"
 #include "exec/vendor/vendor_executor.hpp"
 #include "core/config.hpp"
@@ -100,9 +101,7 @@ void Communicator::setUpDeviceExecution() {
         break;
       }
       case ExecPath::Staged:
-        executor_ = std::make_unique<StagedExecutor>(
-            *gpu_, device, rank(), size(), [this](std::span<const algo::CollOp> staged) { runHost(staged); }, &aborted_,
-            onFailure);
+        executor_ = std::make_unique<StagedExecutor>(*gpu_, device, rank(), size(), *hostExec_, &aborted_, onFailure);
         break;
     }
   }

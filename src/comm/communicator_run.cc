@@ -1,10 +1,9 @@
-// Running a group: host-buffer groups on the host engine, to completion; device-buffer groups handed to
-// the device executor (device_executor.hpp), which queues them on the caller's stream.
-#include "exec/base/call_check.hpp"
+// Running a group: host-buffer groups on the host executor (exec/host/host_executor.hpp), to completion;
+// device-buffer groups handed to the device executor (device_executor.hpp), which queues them on the
+// caller's stream.
 #include "comm/communicator.hpp"
 #include "exec/base/device_executor.hpp"
-#include "transport/links/link_set.hpp"
-#include "exec/host/run_group.hpp"
+#include "exec/host/host_executor.hpp"
 
 namespace hetccl {
 
@@ -19,7 +18,7 @@ void Communicator::checkUsable() const {
 
 void Communicator::run(std::span<const algo::CollOp> ops, void* stream) {
   checkUsable();
-  if (!isDeviceGroup(ops)) return runHost(ops);
+  if (!isDeviceGroup(ops)) return hostExec_->enqueue(ops, nullptr);  // reports its failures through fail()
   if (!executor_) throw InternalError(concat("rank ", rank(), ": device buffers, but no device executor"));
   executor_->enqueue(ops, stream);  // a GPU rank always has one; it reports failures through fail()
 }
@@ -47,29 +46,6 @@ bool Communicator::isDeviceGroup(std::span<const algo::CollOp> ops) const {
     throw InvalidArgument(concat("rank ", rank(), ": a group mixes device and host buffers (", device, " device, ",
                                  host, " host); use one kind per group"));
   return device > 0;
-}
-
-void Communicator::runHost(std::span<const algo::CollOp> ops) {
-  checkUsable();
-  // Point-to-point alone is checked per pair by the call stamps; an all-rank exchange would need every rank.
-  if (checkCalls_ && hasCollective(ops)) checkCallsAgree(*boot_, ops);  // before anything moves
-  // Bad input (the planner's InvalidArgument) is thrown here, before anything moves: the communicator stays usable.
-  const engine::PreparedGroup prepared = engine::prepareGroup(topology_, ops, exec_, tuning_);
-  try {
-    engine::runPrepared(prepared, *links_, exec_);
-  } catch (const PeerError& e) {
-    PeerError cause = rootCause(e);
-    fail(cause);
-    boot_->reportFailure(cause);  // ranks that see this one leave next name the cause, not this rank
-    throw cause;
-  } catch (const Error& e) {
-    fail(e);
-    throw;
-  } catch (const std::exception& e) {
-    InternalError wrapped(concat("rank ", rank(), ": ", e.what()));
-    fail(wrapped);
-    throw wrapped;
-  }
 }
 
 }  // namespace hetccl

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "comm/communicator.hpp"
+#include "bootstrap/root_cause.hpp"
 
 namespace hetccl {
 
@@ -16,7 +17,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   try {
     boot_->allGather(table.data(), sizeof(Entry));
   } catch (const PeerError& e) {  // as in runHost: tell the others which rank failed before leaving
-    PeerError cause = rootCause(e);
+    PeerError cause = bootstrap::rootCause(*boot_, e, &aborted_);
     boot_->reportFailure(cause);
     throw cause;
   }

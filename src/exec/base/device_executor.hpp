@@ -1,12 +1,13 @@
-// One interface for running a communicator's device-buffer calls. The path selector
-// (path_selector.hpp) picks one implementation at init; the communicator holds it and hands it every
-// group whose buffers are device memory (host-buffer groups always run on the host engine):
+// One interface for every way a communicator's calls run (src/exec). The path selector
+// (comm/path_selector.hpp) picks the device executor at init; the communicator holds it and hands it every
+// group whose buffers are device memory. Host-buffer groups run on the communicator's HostExecutor:
 //
-//   VendorExecutor    (vendor_executor.hpp)    single all-GPU domain: every call delegated to NCCL/RCCL
-//   PipelineExecutor  (pipeline_executor.hpp)  GPU ranks of one host: the stream pipeline (src/exec/pipeline),
-//                                              optionally with a vendor communicator inside each domain
-//   StagedExecutor    (staged_executor.hpp)    any other layout: staging through pinned host memory and
-//                                              the host engine (DevicePath)
+//   HostExecutor      (exec/host/host_executor.hpp)          host buffers: the host engine, to completion
+//   VendorExecutor    (exec/vendor/vendor_executor.hpp)      single all-GPU domain: every call delegated to NCCL/RCCL
+//   PipelineExecutor  (exec/pipeline/pipeline_executor.hpp)  GPU ranks of one host: the stream pipeline,
+//                                                            optionally with a vendor communicator inside each domain
+//   StagedExecutor    (exec/staged/staged_executor.hpp)      any other layout: staging through pinned host memory,
+//                                                            the pieces run on the HostExecutor (DevicePath)
 //
 // Failures: an executor reports every failure that makes the communicator unusable to the FailureSink it
 // was built with (the communicator's fail(), which makes it sticky) — whether it happens inside enqueue()

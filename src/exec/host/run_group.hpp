@@ -1,4 +1,4 @@
-// The communicator's entry point: plan a group of operations and execute it.
+// Plan a group of operations and execute it on the host engine, in one call.
 #pragma once
 
 #include <span>
@@ -14,22 +14,10 @@
 
 namespace hetccl::engine {
 
-/// A group planned and stamped, ready to run; nothing has been sent yet.
-struct PreparedGroup {
-  algo::Schedule schedule;
-  std::vector<transport::CallStamp> stamps;  ///< per step (call_stamps.hpp)
-};
-
-/// plan(topology, group, tuning) and the messages' call stamps. Throws plan()'s InvalidArgument for bad
-/// input before anything changes (ctx.calls advances only once the plan stands).
-PreparedGroup prepareGroup(const algo::Topology& topology, std::span<const algo::CollOp> group,
-                           const ExecContext& ctx, const algo::Tuning& tuning = algo::Tuning::fromConfig());
-
-/// Executes a prepared group on the calling thread; throws what execute() throws.
-void runPrepared(const PreparedGroup& prepared, transport::Links& links, const ExecContext& ctx);
-
-/// prepareGroup() then runPrepared(): blocks until this rank's part of every operation in the group is
-/// done. Throws what those throw.
+/// Plans `group` (algo::plan), stamps its messages (call_stamps.hpp) and executes it on the calling thread:
+/// blocks until this rank's part of every operation in the group is done. Throws plan()'s InvalidArgument
+/// before anything moves, else what execute() throws. (The communicator runs its groups through
+/// HostExecutor, host_executor.hpp, which caches plans and reports failures; this is the bare engine.)
 void runGroup(const algo::Topology& topology, std::span<const algo::CollOp> group, transport::Links& links,
               const ExecContext& ctx, const algo::Tuning& tuning = algo::Tuning::fromConfig());
 

@@ -44,7 +44,7 @@ namespace hetccl {
 
 class DevicePath {
  public:
-  /// Runs a translated (host-memory) group; throws on failure (the communicator records it).
+  /// Runs a translated (host-memory) group; throws on failure (the host executor reports it).
   using HostRunner = std::function<void(std::span<const algo::CollOp>)>;
   /// Told about a failure the host runner did not report itself; the communicator makes it sticky.
   using FailureSink = std::function<void(const std::exception&)>;

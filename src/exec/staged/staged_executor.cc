@@ -4,12 +4,12 @@
 
 namespace hetccl {
 
-StagedExecutor::StagedExecutor(const hetcclGpuPlugin_t& gpu, int device, int rank, int nranks,
-                               DevicePath::HostRunner runHost, const std::atomic<bool>* abortFlag,
-                               FailureSink onFailure)
+StagedExecutor::StagedExecutor(const hetcclGpuPlugin_t& gpu, int device, int rank, int nranks, DeviceExecutor& host,
+                               const std::atomic<bool>* abortFlag, FailureSink onFailure)
     : onFailure_(std::move(onFailure)),
       path_(std::make_unique<DevicePath>(
-          gpu, device, rank, nranks, std::move(runHost),
+          gpu, device, rank, nranks,
+          [&host](std::span<const algo::CollOp> staged) { host.enqueue(staged, nullptr); },
           [this](const std::exception& e) { reportToSink(onFailure_, e); }, abortFlag)) {}
 
 void StagedExecutor::enqueue(std::span<const algo::CollOp> ops, void* stream) {

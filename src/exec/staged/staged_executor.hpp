@@ -1,8 +1,8 @@
 // Device execution through host staging (DevicePath, device_path.hpp): device inputs are copied into
-// pinned host memory on the user's stream, a progress thread runs the group on the host engine (shm/tcp
-// transports, host reductions) and the outputs are copied back — for the layouts the stream pipeline
-// cannot serve (GPU and CPU ranks mixed, several hosts) and HETCCL_GPU_EXEC=staged. Slow but works for
-// every layout; it cannot be captured into a CUDA graph.
+// pinned host memory on the user's stream, a progress thread runs the group on the host executor it is
+// given (exec/host/host_executor.hpp: shm/tcp/ucx transports, host reductions) and the outputs are copied
+// back -- for the layouts the stream pipeline cannot serve (GPU and CPU ranks mixed, several hosts) and
+// HETCCL_GPU_EXEC=staged. Slow but works for every layout; it cannot be captured into a CUDA graph.
 #pragma once
 
 #include <atomic>
@@ -15,9 +15,9 @@ namespace hetccl {
 
 class StagedExecutor final : public DeviceExecutor {
  public:
-  /// Runs the staged groups with `runHost` (the communicator's host engine path, which reports its own
-  /// failures); failures outside it go to `onFailure`.
-  StagedExecutor(const hetcclGpuPlugin_t& gpu, int device, int rank, int nranks, DevicePath::HostRunner runHost,
+  /// Runs the staged pieces on `host` (the communicator's host executor, exec/host/host_executor.hpp, which
+  /// reports its own failures; it must outlive this executor); failures outside it go to `onFailure`.
+  StagedExecutor(const hetcclGpuPlugin_t& gpu, int device, int rank, int nranks, DeviceExecutor& host,
                  const std::atomic<bool>* abortFlag, FailureSink onFailure);
 
   /// Throws InvalidUsage, queuing nothing and not reported, for a call on a stream being captured into
