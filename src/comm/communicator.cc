@@ -69,7 +69,7 @@ std::chrono::microseconds idleSpinFor(const transport::LinkSet& links, const std
 Communicator::Communicator(std::shared_ptr<bootstrap::Bootstrap> boot, const CommOptions& options,
                            const hetcclGpuPlugin_t* gpu)
     : boot_(std::move(boot)), topology_(makeTopology(*boot_)), gpu_(gpu) {
-  try {  // every exchange of the set-up: a rank that failed is named, and the others are told (as in runHost)
+  try {  // every exchange of the set-up: a rank that failed is named and the others are told (as HostExecutor does)
     setUp(options);
   } catch (const PeerError& e) {
     PeerError cause = bootstrap::rootCause(*boot_, e, &aborted_);
@@ -146,7 +146,7 @@ void Communicator::finalize() {
   if (aborted_.load() || asyncError() != Result::Success) return;
   try {
     boot_->barrier();  // nobody tears down links while a peer may still read from them
-  } catch (const PeerError& e) {  // as in runHost: tell the others which rank failed before leaving
+  } catch (const PeerError& e) {  // as the host executor does: tell the others which rank failed before leaving
     PeerError cause = bootstrap::rootCause(*boot_, e, &aborted_);
     fail(cause);
     boot_->reportFailure(cause);

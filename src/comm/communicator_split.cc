@@ -16,7 +16,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   table[rank()] = {color < 0 ? -1 : color, key};
   try {
     boot_->allGather(table.data(), sizeof(Entry));
-  } catch (const PeerError& e) {  // as in runHost: tell the others which rank failed before leaving
+  } catch (const PeerError& e) {  // as the host executor does: tell the others which rank failed before leaving
     PeerError cause = bootstrap::rootCause(*boot_, e, &aborted_);
     boot_->reportFailure(cause);
     throw cause;
